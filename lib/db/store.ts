@@ -1,0 +1,102 @@
+// The store: Prisma Client over PostgreSQL (adapter-pg) when DATABASE_URL is set, over
+// an embedded PGlite otherwise. Opening it applies pending migrations first.
+import type { StoreConfig } from '../config';
+import { PrismaClient } from '../generated/prisma/client';
+import { openEmbedded, type EmbeddedDatabase } from './embedded';
+import { migrate, migrationStatus, readMigrations, type Migration, type MigrationStatus } from './migrate';
+import { connectPostgres, pgliteSession, type SqlSession } from './sql';
+
+export type StoreKind = StoreConfig['kind'];
+
+export type Store = {
+  kind: StoreKind;
+  prisma: PrismaClient;
+  /** The migrations this version ships, read once at open. */
+  migrations: Migration[];
+  /** Compares the database's `_prisma_migrations` with the shipped migrations. */
+  migrationStatus(): Promise<MigrationStatus>;
+  /** Runs `work` on a raw SQL session (a dedicated connection on Postgres, the one session on PGlite). */
+  withSql<T>(work: (sql: SqlSession) => Promise<T>): Promise<T>;
+  /** Disconnects Prisma, then closes PGlite (so its next open needs no recovery) and releases its lock. */
+  close(): Promise<void>;
+};
+
+export type OpenStoreOptions = {
+  /** Apply pending migrations before returning (default true). */
+  migrate?: boolean;
+  migrationsDir?: string;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+};
+
+/**
+ * Opens the store described by config.
+ * Fails with the driver's error when Postgres cannot be reached, StoreLockedError when
+ * another process holds the embedded data directory, MigrationError when migrating fails.
+ */
+export async function openStore(config: StoreConfig, options: OpenStoreOptions = {}): Promise<Store> {
+  const migrations = readMigrations(options.migrationsDir);
+  const log = options.log ?? (() => {});
+  if (config.kind === 'postgres') return openPostgresStore(config.url, migrations, options, log);
+  return openPgliteStore(config.dataDir, migrations, options, log);
+}
+
+async function openPostgresStore(
+  url: string,
+  migrations: Migration[],
+  options: OpenStoreOptions,
+  log: (line: string) => void,
+): Promise<Store> {
+  const withSql = async <T>(work: (sql: SqlSession) => Promise<T>): Promise<T> => {
+    const session = await connectPostgres(url, { applicationName: 'leasehold-store' });
+    try {
+      return await work(session);
+    } finally {
+      await session.close().catch(() => {});
+    }
+  };
+  if (options.migrate !== false) {
+    await withSql((sql) => migrate(sql, { migrations, log, signal: options.signal }));
+  }
+  const { PrismaPg } = await import('@prisma/adapter-pg');
+  const prisma = new PrismaClient({
+    adapter: new PrismaPg({ connectionString: url, connectionTimeoutMillis: 5_000, application_name: 'leasehold' }),
+  });
+  return {
+    kind: 'postgres',
+    prisma,
+    migrations,
+    migrationStatus: () => withSql((sql) => migrationStatus(sql, migrations)),
+    withSql,
+    close: () => prisma.$disconnect(),
+  };
+}
+
+async function openPgliteStore(
+  dataDir: string,
+  migrations: Migration[],
+  options: OpenStoreOptions,
+  log: (line: string) => void,
+): Promise<Store> {
+  const embedded: EmbeddedDatabase = await openEmbedded(dataDir);
+  try {
+    const session = pgliteSession(embedded.pglite);
+    if (options.migrate !== false) await migrate(session, { migrations, log, signal: options.signal });
+    const { PrismaPGlite } = await import('pglite-prisma-adapter');
+    const prisma = new PrismaClient({ adapter: new PrismaPGlite(embedded.pglite) });
+    return {
+      kind: 'pglite',
+      prisma,
+      migrations,
+      migrationStatus: () => migrationStatus(session, migrations),
+      withSql: (work) => work(session),
+      async close() {
+        await prisma.$disconnect().catch(() => {});
+        await embedded.close();
+      },
+    };
+  } catch (error) {
+    await embedded.close().catch(() => {});
+    throw error;
+  }
+}
