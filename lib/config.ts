@@ -1,0 +1,461 @@
+// Configuration: `leasehold.config.json` (path from LEASEHOLD_CONFIG) plus the environment.
+//
+// Everything a person can get wrong here is reported at once, one line per problem,
+// each naming the field, what was expected and what was found. Values that may hold
+// secrets (URLs with passwords) are shown with the password replaced.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+export const DEFAULT_CONFIG_FILE = 'leasehold.config.json';
+export const DEFAULT_DATA_DIR = '.leasehold/data';
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 3000;
+
+/** Thrown with every problem found in the config file or the environment. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(readonly origin: string, problems: string[]) {
+    super(`${origin} has ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+// Messages that begin with "expected" are used as they are by formatIssue below.
+const sourceName = z
+  .string({ error: 'expected a source name (text)' })
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, {
+    error: 'expected a source name of 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit',
+  });
+
+function urlWithScheme(schemes: string[], what: string) {
+  return z.string({ error: `expected ${what}` }).refine(
+    (value) => {
+      try {
+        const url = new URL(value);
+        return schemes.includes(url.protocol.replace(/:$/, '')) && url.host !== '';
+      } catch {
+        return false;
+      }
+    },
+    { error: `expected ${what}` },
+  );
+}
+
+const postgresUrl = urlWithScheme(['postgres', 'postgresql'], 'a postgres:// or postgresql:// URL');
+const redisUrl = urlWithScheme(['redis', 'rediss'], 'a redis:// or rediss:// URL');
+const etcdEndpoint = urlWithScheme(['http', 'https'], 'an http:// or https:// etcd endpoint');
+
+// A table name as Postgres would accept it unquoted, optionally schema-qualified.
+const tableName = z
+  .string({ error: 'expected a table name' })
+  .regex(/^([A-Za-z_][A-Za-z0-9_$]{0,62}\.)?[A-Za-z_][A-Za-z0-9_$]{0,62}$/, {
+    error: 'expected a table name such as "leases" or "app.leases"',
+  });
+
+const pollMs = z
+  .number({ error: 'expected a number of milliseconds' })
+  .int({ error: 'expected a whole number of milliseconds' })
+  .min(100, { error: 'expected at least 100 ms' })
+  .max(600_000, { error: 'expected at most 600000 ms (10 minutes)' });
+
+const postgresSource = z.strictObject({
+  name: sourceName,
+  backend: z.literal('postgres'),
+  url: postgresUrl,
+  tables: z
+    .array(
+      z.strictObject({
+        table: tableName,
+        format: z.enum(['leasehold', 'shedlock']),
+      }),
+    )
+    .default([]),
+  advisoryLocks: z.boolean().default(false),
+  pollMs: pollMs.optional(),
+});
+
+const redisSource = z.strictObject({
+  name: sourceName,
+  backend: z.literal('redis'),
+  urls: z.array(redisUrl).min(1, { error: 'expected at least one redis:// URL' }),
+  /** `single`: one instance (urls must have one entry); `redlock`: a quorum over independent instances. */
+  mode: z.enum(['single', 'redlock']).optional(),
+  match: z.array(z.string().min(1, { error: 'expected a non-empty key pattern' })).min(1).default(['*']),
+  fenceSuffix: z.string().min(1).default(':fence'),
+  /** `auto` uses keyspace notifications when the server has them on; `enable` turns them on (changes the server's config). */
+  keyspaceNotifications: z.enum(['auto', 'off', 'enable']).default('auto'),
+  pollMs: pollMs.optional(),
+});
+
+const etcdSource = z.strictObject({
+  name: sourceName,
+  backend: z.literal('etcd'),
+  endpoints: z.array(etcdEndpoint).min(1, { error: 'expected at least one etcd endpoint' }),
+  prefixes: z.array(z.string().min(1, { error: 'expected a non-empty key prefix' })).min(1),
+  username: z.string().optional(),
+  password: z.string().optional(),
+  pollMs: pollMs.optional(),
+});
+
+const sourceSchema = z.discriminatedUnion('backend', [postgresSource, redisSource, etcdSource]);
+
+const fileSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    sources: z.array(sourceSchema).default([]),
+    pollMs: pollMs.default(1000),
+    retention: z
+      .strictObject({
+        rollupDays: z.number().int().min(1).default(30),
+        eventDays: z.number().int().min(1).default(90),
+        renewalSamplesPerLease: z.number().int().min(10).max(10_000).default(120),
+      })
+      .prefault({}),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Map<string, number>();
+    config.sources.forEach((source, index) => {
+      const first = seen.get(source.name);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sources', index, 'name'],
+          message: `expected a name no other source uses, found "${source.name}", already the name of sources[${first}]`,
+        });
+      } else {
+        seen.set(source.name, index);
+      }
+      if (source.backend === 'redis' && source.mode === 'single' && source.urls.length > 1) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sources', index, 'mode'],
+          message: `expected "redlock" for ${source.urls.length} urls ("single" takes exactly one), found "single"`,
+        });
+      }
+    });
+  });
+
+export type SourceConfig = z.output<typeof sourceSchema>;
+export type PostgresSourceConfig = z.output<typeof postgresSource>;
+export type RedisSourceConfig = z.output<typeof redisSource>;
+export type EtcdSourceConfig = z.output<typeof etcdSource>;
+export type FileConfig = z.output<typeof fileSchema>;
+
+export type StoreConfig =
+  | { kind: 'postgres'; url: string }
+  | { kind: 'pglite'; dataDir: string };
+
+export type Config = FileConfig & {
+  /** Where the file came from, or null when none exists and defaults apply. */
+  file: string | null;
+  store: StoreConfig;
+  host: string;
+  port: number;
+};
+
+const envSchema = z.object({
+  DATABASE_URL: z.preprocess(blankToUndefined, postgresUrl.optional()),
+  PORT: z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number({ error: 'expected a port number' })
+      .int({ error: 'expected a whole port number' })
+      .min(1, { error: 'expected a port from 1 to 65535' })
+      .max(65535, { error: 'expected a port from 1 to 65535' })
+      .default(DEFAULT_PORT),
+  ),
+  HOST: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9.:[\]-]+$/, { error: 'expected a host name or IP address to listen on' })
+      .default(DEFAULT_HOST),
+  ),
+  LEASEHOLD_DATA_DIR: z.preprocess(blankToUndefined, z.string().default(DEFAULT_DATA_DIR)),
+});
+
+function blankToUndefined(value: unknown) {
+  return typeof value === 'string' && value.trim() === '' ? undefined : value;
+}
+
+export type LoadConfigOptions = {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+};
+
+/**
+ * Reads and validates the config file and the environment.
+ * Fails with ConfigError listing every problem; never with anything else.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const problems: string[] = [];
+
+  const envResult = envSchema.safeParse(env, { reportInput: true });
+  if (!envResult.success) {
+    for (const issue of envResult.error.issues) problems.push(formatIssue(issue, env, 'environment variable '));
+  }
+
+  const explicit = blankToUndefined(env.LEASEHOLD_CONFIG) as string | undefined;
+  const file = path.resolve(cwd, explicit ?? DEFAULT_CONFIG_FILE);
+  let fileConfig: FileConfig | undefined;
+  let origin = explicit ? file : 'the environment';
+  // Paths chosen at run time: tell Turbopack not to trace the whole project for them.
+  const fileExists = existsSync(/*turbopackIgnore: true*/ file);
+  if (fileExists) {
+    const relative = path.relative(cwd, file);
+    origin = relative && !relative.startsWith('..') ? relative : file;
+    const parsed = parseConfigText(readConfigFile(file, problems), problems);
+    if (parsed !== undefined) {
+      const interpolated = interpolateEnv(parsed, env, problems);
+      const result = fileSchema.safeParse(interpolated, { reportInput: true });
+      if (result.success) fileConfig = result.data;
+      else for (const issue of result.error.issues) problems.push(formatIssue(issue, interpolated));
+    }
+  } else if (explicit) {
+    problems.push(`LEASEHOLD_CONFIG: expected the path of a config file, found "${explicit}", which does not exist`);
+  } else {
+    fileConfig = fileSchema.parse({});
+  }
+
+  if (problems.length > 0 || !envResult.success || fileConfig === undefined) {
+    throw new ConfigError(origin, problems);
+  }
+  const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR } = envResult.data;
+  return {
+    ...fileConfig,
+    file: fileExists ? file : null,
+    store: DATABASE_URL
+      ? { kind: 'postgres', url: DATABASE_URL }
+      : { kind: 'pglite', dataDir: path.resolve(cwd, LEASEHOLD_DATA_DIR) },
+    host: HOST,
+    port: PORT,
+  };
+}
+
+function readConfigFile(file: string, problems: string[]): string | undefined {
+  try {
+    return readFileSync(/*turbopackIgnore: true*/ file, 'utf8');
+  } catch (error) {
+    problems.push(`${file}: expected a readable file, found ${(error as NodeJS.ErrnoException).code ?? 'an unreadable file'}`);
+    return undefined;
+  }
+}
+
+function parseConfigText(text: string | undefined, problems: string[]): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const message = (error as Error).message;
+    const position = /at position (\d+)/.exec(message);
+    const where = position ? `${lineAndColumn(text, Number(position[1]))}: ` : '';
+    // V8 quotes the start of the text in some messages; that text may hold a password.
+    const reason = message.replace(/ in JSON at position \d+.*$/s, '').replace(/, ".*" is not valid JSON$/s, '');
+    problems.push(`${where}expected valid JSON, found a syntax error (${reason})`);
+    return undefined;
+  }
+}
+
+function lineAndColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset).split('\n');
+  return `line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
+}
+
+/**
+ * Replaces `${NAME}` in every string of the file by the environment variable NAME,
+ * so secrets can stay out of the file. `$${` stands for a literal `${`.
+ */
+function interpolateEnv(
+  value: unknown,
+  env: Record<string, string | undefined>,
+  problems: string[],
+  at: PathKey[] = [],
+  root: unknown = value,
+): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$?\$\{([^}]*)\}/g, (match, name: string) => {
+      if (match.startsWith('$$')) return match.slice(1);
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+        problems.push(`${formatPath(at, root)}: expected \${NAME} with NAME an environment variable name, found "\${${name}}"`);
+        return match;
+      }
+      const replacement = env[name];
+      if (replacement === undefined) {
+        problems.push(`${formatPath(at, root)}: refers to the environment variable ${name}, which is not set`);
+        return match;
+      }
+      return replacement;
+    });
+  }
+  if (Array.isArray(value)) return value.map((item, index) => interpolateEnv(item, env, problems, [...at, index], root));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, interpolateEnv(item, env, problems, [...at, key], root)]),
+    );
+  }
+  return value;
+}
+
+type PathKey = string | number;
+type Issue = z.core.$ZodIssue;
+
+/** One sentence for one problem: "<field>: expected <what>, found <what was there>". */
+export function formatIssue(issue: Issue, root: unknown, fieldPrefix = ''): string {
+  const at = issue.path as PathKey[];
+  const field = fieldPrefix + formatPath(at, root);
+  const found = valueAt(root, at);
+  const foundText = describeValue(found, at);
+
+  if (issue.message.startsWith('expected ')) {
+    return issue.message.includes(', found ') ? `${field}: ${issue.message}` : `${field}: ${issue.message}, found ${foundText}`;
+  }
+  switch (issue.code) {
+    case 'unrecognized_keys': {
+      const known = knownKeys(root, at);
+      return issue.keys
+        .map((key) => {
+          const suggestion = closest(key, known);
+          const where = at.length > 0 ? ` in ${formatPath(at, root)}` : '';
+          return `${fieldPrefix}${formatPath([...at, key], root)}: unknown field "${key}"${where}${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`;
+        })
+        .join('\n  - ');
+    }
+    case 'invalid_type':
+      return found === undefined
+        ? `${field}: is required: expected ${typeName(issue.expected)}, found nothing`
+        : `${field}: expected ${typeName(issue.expected)}, found ${foundText}`;
+    case 'invalid_value':
+      return `${field}: expected ${issue.values.length === 1 ? JSON.stringify(issue.values[0]) : `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`}, found ${foundText}`;
+    case 'invalid_union':
+      if ('discriminator' in issue && issue.discriminator) {
+        const options = (issue as { options?: unknown[] }).options ?? [];
+        return `${field}: expected one of ${options.map((o) => JSON.stringify(o)).join(', ')}, found ${foundText}`;
+      }
+      return `${field}: expected one of the allowed shapes, found ${foundText}`;
+    case 'too_small':
+      return `${field}: expected ${boundText('at least', issue.origin, issue.minimum)}, found ${foundText}`;
+    case 'too_big':
+      return `${field}: expected ${boundText('at most', issue.origin, issue.maximum)}, found ${foundText}`;
+    case 'invalid_format':
+      return `${field}: expected a valid ${issue.format}, found ${foundText}`;
+    default:
+      return `${field}: ${issue.message}, found ${foundText}`;
+  }
+}
+
+function boundText(relation: string, origin: string, bound: number | bigint): string {
+  if (origin === 'array' || origin === 'set') return `${relation} ${bound} ${bound === 1 ? 'entry' : 'entries'}`;
+  if (origin === 'string') return `${relation} ${bound} characters`;
+  return `a number ${relation} ${bound}`;
+}
+
+function typeName(expected: string): string {
+  const names: Record<string, string> = {
+    string: 'text',
+    number: 'a number',
+    int: 'a whole number',
+    boolean: 'true or false',
+    array: 'a list',
+    object: 'an object',
+  };
+  return names[expected] ?? expected;
+}
+
+function formatPath(at: PathKey[], root: unknown): string {
+  if (at.length === 0) return '(top level)';
+  let text = '';
+  let node: unknown = root;
+  for (const key of at) {
+    text += typeof key === 'number' ? `[${key}]` : text === '' ? key : `.${key}`;
+    node = node !== null && typeof node === 'object' ? (node as Record<PathKey, unknown>)[key] : undefined;
+    // Name the source a person is looking at: sources[2] ("redis-eu").urls[0]
+    if (typeof key === 'number' && text.startsWith('sources[') && text.indexOf(']') === text.length - 1) {
+      const name = node !== null && typeof node === 'object' ? (node as { name?: unknown }).name : undefined;
+      if (typeof name === 'string' && name.length > 0 && name.length <= 63) text += ` ("${name}")`;
+    }
+  }
+  return text;
+}
+
+function valueAt(root: unknown, at: PathKey[]): unknown {
+  let node = root;
+  for (const key of at) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<PathKey, unknown>)[key];
+  }
+  return node;
+}
+
+function knownKeys(root: unknown, at: PathKey[]): string[] {
+  if (at.length === 0) return ['sources', 'pollMs', 'retention', '$schema'];
+  if (at[0] === 'retention') return ['rollupDays', 'eventDays', 'renewalSamplesPerLease'];
+  if (at[0] === 'sources' && at.length === 2) {
+    const backend = (valueAt(root, at) as { backend?: unknown } | undefined)?.backend;
+    const shapes: Record<string, z.ZodObject> = { postgres: postgresSource, redis: redisSource, etcd: etcdSource };
+    const shape = typeof backend === 'string' ? shapes[backend] : undefined;
+    return shape ? Object.keys(shape.shape) : [];
+  }
+  if (at[0] === 'sources' && at[2] === 'tables') return ['table', 'format'];
+  return [];
+}
+
+/** The known key a typo most likely meant, by edit distance. */
+function closest(key: string, known: string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** How a found value is shown: short, and with any password in a URL replaced. */
+export function describeValue(value: unknown, at: PathKey[] = []): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (typeof value === 'string') {
+    const secretField = at.some((key) => typeof key === 'string' && /password|secret|token/i.test(key));
+    if (secretField) return `a value of ${value.length} characters (not shown)`;
+    const shown = redactUrlPassword(value);
+    return JSON.stringify(shown.length > 80 ? `${shown.slice(0, 77)}...` : shown);
+  }
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return value.length === 0 ? 'an empty list' : `a list of ${value.length}`;
+  if (typeof value === 'object') return 'an object';
+  return typeof value;
+}
+
+/** postgres://user:secret@host/db -> postgres://user:***@host/db */
+export function redactUrlPassword(text: string): string {
+  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^@\s/]*@/gi, '$1***@');
+}
+
+const configState = globalThis as typeof globalThis & { __leaseholdConfig?: Config };
+
+/** The config of this process, loaded once. Throws ConfigError (every time) while it is invalid. */
+export function getConfig(): Config {
+  configState.__leaseholdConfig ??= loadConfig();
+  return configState.__leaseholdConfig;
+}
