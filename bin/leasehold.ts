@@ -1,0 +1,134 @@
+// The Leasehold CLI. Commands grow with the issues that need them; each one says what
+// it did, fails with a sentence (never a stack trace) and a non-zero exit.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from '../lib/config';
+import { StoreLockedError } from '../lib/db/embedded';
+import { describeStatus, MigrationError } from '../lib/db/migrate';
+import { openStore } from '../lib/db/store';
+import { toPublicError } from '../lib/errors';
+
+const USAGE = `Usage: leasehold <command> [options]
+
+Commands:
+  migrate              apply pending store migrations (the server also does this at start)
+  migrate status       show which migrations are applied and pending
+  migrate check        compare the migrated store with prisma/schema.prisma (drift check)
+  config check         validate leasehold.config.json and the environment
+
+Options:
+  --json               machine-readable output
+  -h, --help           show this help
+
+Environment:
+  DATABASE_URL         PostgreSQL store; without it, the embedded store in LEASEHOLD_DATA_DIR (.leasehold/data)
+  LEASEHOLD_CONFIG     config file (default leasehold.config.json)
+`;
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    allowPositionals: true,
+    strict: true,
+  });
+  const [command, sub] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    process.stdout.write(USAGE);
+    return command === undefined && !values.help ? 2 : 0;
+  }
+  const json = values.json ?? false;
+  switch (command) {
+    case 'migrate':
+      if (sub === undefined) return migrateCommand(json);
+      if (sub === 'status') return migrateStatusCommand(json);
+      if (sub === 'check') return migrateCheckCommand(json);
+      throw new UsageError(`unknown migrate subcommand "${sub}" (expected status or check)`);
+    case 'config':
+      if (sub === 'check') return configCheckCommand(json);
+      throw new UsageError(`unknown config subcommand "${sub ?? ''}" (expected check)`);
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+function print(json: boolean, data: unknown, human: string) {
+  process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human}\n`);
+}
+
+function storeLabel(config: Config): string {
+  return config.store.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded store ${config.store.dataDir}`;
+}
+
+async function migrateCommand(json: boolean): Promise<number> {
+  const config = loadConfig();
+  const lines: string[] = [];
+  const store = await openStore(config.store, { log: (line) => (json ? lines.push(line) : console.log(line)) });
+  try {
+    const status = await store.migrationStatus();
+    print(json, { store: config.store.kind, log: lines, status }, `${storeLabel(config)}: ${describeStatus(status)}`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+async function migrateStatusCommand(json: boolean): Promise<number> {
+  const config = loadConfig();
+  const store = await openStore(config.store, { migrate: false });
+  try {
+    const status = await store.migrationStatus();
+    print(json, { store: config.store.kind, status }, `${storeLabel(config)}: ${describeStatus(status)}`);
+    return status.pending.length === 0 && status.failed.length === 0 ? 0 : 1;
+  } finally {
+    await store.close();
+  }
+}
+
+async function migrateCheckCommand(json: boolean): Promise<number> {
+  const config = loadConfig();
+  const { checkDrift } = await import('../lib/db/drift');
+  const store = await openStore(config.store, { migrate: false });
+  try {
+    const differences = await store.withSql((sql) => checkDrift(sql));
+    print(
+      json,
+      { store: config.store.kind, drift: differences },
+      differences.length === 0
+        ? `${storeLabel(config)}: matches prisma/schema.prisma`
+        : `${storeLabel(config)} differs from prisma/schema.prisma:\n${differences.map((d) => `  - ${d}`).join('\n')}`,
+    );
+    return differences.length === 0 ? 0 : 1;
+  } finally {
+    await store.close();
+  }
+}
+
+function configCheckCommand(json: boolean): number {
+  const config = loadConfig();
+  const summary = config.sources.map((source) => `${source.name} (${source.backend})`).join(', ');
+  print(
+    json,
+    { file: config.file, sources: config.sources.map((s) => ({ name: s.name, backend: s.backend })), store: config.store.kind },
+    `${config.file ?? 'no config file (defaults)'}: valid; ${config.sources.length} source${config.sources.length === 1 ? '' : 's'}${summary ? `: ${summary}` : ''}; store: ${storeLabel(config)}`,
+  );
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`leasehold: ${(error as Error).message}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    if (error instanceof ConfigError || error instanceof StoreLockedError || error instanceof MigrationError) {
+      console.error(`leasehold: ${error.message}`);
+    } else {
+      console.error(`leasehold: ${toPublicError(error, () => {}).message.replace(/ \(reference.*$/, '')}`);
+      if (process.env.LEASEHOLD_DEBUG) console.error(error);
+    }
+    process.exit(1);
+  },
+);

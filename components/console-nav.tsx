@@ -1,0 +1,31 @@
+'use client';
+import Link from 'next/link';
+import { usePathname } from 'next/navigation';
+
+const LINKS = [
+  { href: '/', label: 'Overview' },
+  { href: '/failovers', label: 'Failovers' },
+  { href: '/sources', label: 'Sources' },
+  { href: '/alerts', label: 'Alerts' },
+  { href: '/audit', label: 'Audit log' },
+] as const;
+
+export function ConsoleNav() {
+  const pathname = usePathname();
+  return (
+    <nav aria-label="Console">
+      <ul className="nav">
+        {LINKS.map((link) => {
+          const current = link.href === '/' ? pathname === '/' : pathname.startsWith(link.href);
+          return (
+            <li key={link.href}>
+              <Link href={link.href} aria-current={current ? 'page' : undefined}>
+                {link.label}
+              </Link>
+            </li>
+          );
+        })}
+      </ul>
+    </nav>
+  );
+}

@@ -1,0 +1,64 @@
+// Server start-up inside `next start`: validate the config, open and migrate the store,
+// and close it cleanly on SIGTERM/SIGINT (an embedded PGlite that is not closed needs
+// crash recovery on its next open).
+import { ConfigError, getConfig } from './config';
+import { closeStore, getStore } from './db';
+import { StoreLockedError } from './db/embedded';
+import { MigrationError } from './db/migrate';
+import { toPublicError } from './errors';
+
+const bootState = globalThis as typeof globalThis & { __leaseholdBooted?: boolean };
+
+export async function boot(): Promise<void> {
+  if (bootState.__leaseholdBooted) return;
+  bootState.__leaseholdBooted = true;
+
+  let config;
+  try {
+    config = getConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) fatal(error.message);
+    throw error;
+  }
+  const where = config.store.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.store.dataDir}`;
+  console.log(`[leasehold] store: ${where}`);
+
+  installShutdown();
+  const startedAt = Date.now();
+  try {
+    const store = await getStore();
+    const status = await store.migrationStatus();
+    console.log(
+      `[leasehold] store ready in ${Date.now() - startedAt} ms: ${status.applied.length} of ${status.known.length} migrations applied`,
+    );
+  } catch (error) {
+    // A store that is locked by another process or cannot be migrated will not get better
+    // by waiting: stop with the reason. A store that cannot be reached yet might: keep
+    // serving, /api/health says 503 and every request retries the open.
+    if (error instanceof StoreLockedError || error instanceof MigrationError) fatal(error.message);
+    console.error(`[leasehold] store not available yet: ${toPublicError(error).message}`);
+  }
+}
+
+function fatal(message: string): never {
+  console.error(`[leasehold] cannot start: ${message}`);
+  process.exit(1);
+}
+
+function installShutdown() {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`[leasehold] ${signal}: closing the store`);
+    const timer = setTimeout(() => process.exit(1), 10_000);
+    closeStore()
+      .catch((error: unknown) => console.error(`[leasehold] closing the store failed: ${String(error)}`))
+      .finally(() => {
+        clearTimeout(timer);
+        process.exit(0);
+      });
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}

@@ -1,0 +1,54 @@
+// Typed errors from lib, turned into what a person may see: a status, a code and a
+// sentence. No stack traces, connection strings or secrets leave this function.
+import { randomUUID } from 'node:crypto';
+import { ConfigError, redactUrlPassword } from './config';
+import { StoreLockedError } from './db/embedded';
+import { MigrationError } from './db/migrate';
+import { InvalidLeaseIdError } from './domain/lease-id';
+
+export type PublicError = { status: number; error: string; message: string };
+
+const NETWORK_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ETIMEDOUT: 'timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+};
+
+export function toPublicError(error: unknown, log: (line: string) => void = console.error): PublicError {
+  if (error instanceof ConfigError) {
+    return { status: 500, error: 'config_invalid', message: error.message };
+  }
+  if (error instanceof StoreLockedError) {
+    return { status: 503, error: 'store_locked', message: error.message };
+  }
+  if (error instanceof MigrationError) {
+    return { status: 503, error: 'store_migration_failed', message: redactUrlPassword(error.message) };
+  }
+  if (error instanceof InvalidLeaseIdError) {
+    return { status: 400, error: 'invalid_lease_id', message: error.message };
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code in NETWORK_CODES) {
+    return { status: 503, error: 'store_unavailable', message: `The store cannot be reached (${NETWORK_CODES[code]}).` };
+  }
+  if (error instanceof Error && /Connection terminated|timeout expired/i.test(error.message)) {
+    return { status: 503, error: 'store_unavailable', message: 'The store cannot be reached (connection timed out).' };
+  }
+  // Anything else is a bug: log it whole on the server, give the person a reference.
+  const reference = randomUUID().slice(0, 8);
+  log(`[leasehold] error ${reference}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  return {
+    status: 500,
+    error: 'internal',
+    message: `Something went wrong on the server (reference ${reference}); the details are in the server log.`,
+  };
+}
+
+/** The JSON error reply of DESIGN.md section 5. */
+export function errorResponse(error: unknown, headers?: HeadersInit): Response {
+  const { status, ...body } = toPublicError(error);
+  return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...headers } });
+}

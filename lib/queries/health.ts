@@ -1,0 +1,34 @@
+import 'server-only';
+import type { Store } from '../db';
+
+export type StoreHealth = {
+  status: 'ok' | 'not_ready';
+  store: { kind: Store['kind'] };
+  migrations: {
+    state: 'up_to_date' | 'pending' | 'failed';
+    applied: number;
+    total: number;
+    latest: string | null;
+    pending: string[];
+    failed: string[];
+  };
+  uptimeMs: number;
+};
+
+export async function storeHealth(store: Store): Promise<StoreHealth> {
+  const status = await store.migrationStatus();
+  const state = status.failed.length > 0 ? 'failed' : status.pending.length > 0 ? 'pending' : 'up_to_date';
+  return {
+    status: state === 'up_to_date' ? 'ok' : 'not_ready',
+    store: { kind: store.kind },
+    migrations: {
+      state,
+      applied: status.applied.length,
+      total: status.known.length,
+      latest: status.applied.at(-1) ?? null,
+      pending: status.pending,
+      failed: status.failed,
+    },
+    uptimeMs: Math.round(process.uptime() * 1000),
+  };
+}

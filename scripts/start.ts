@@ -1,0 +1,49 @@
+// `npm start`: check the config, build when there is no build, then serve.
+// The store is opened and migrated inside the server (instrumentation.ts), so the same
+// steps run however the server is started.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, loadConfig } from '../lib/config';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const nextBin = path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(`leasehold: cannot start: ${error.message}`);
+    process.exit(1);
+  }
+  throw error;
+}
+
+if (!existsSync(path.join(root, '.next', 'BUILD_ID'))) {
+  console.log('leasehold: no build found; building first (about 30 s)');
+  const started = Date.now();
+  const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  if (build.status !== 0) {
+    console.error(`leasehold: the build failed (exit ${build.status ?? build.signal}); see the output above`);
+    process.exit(1);
+  }
+  console.log(`leasehold: built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+console.log(
+  `leasehold: serving on http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port} ` +
+    `(store: ${config.store.kind === 'postgres' ? 'PostgreSQL' : `embedded, ${path.relative(root, config.store.dataDir) || config.store.dataDir}`})`,
+);
+// NEXT_MANUAL_SIG_HANDLE: lib/boot.ts closes the store on SIGTERM/SIGINT, then exits.
+// Next's own handler would exit first and leave the embedded store needing recovery.
+const server = spawn(process.execPath, [nextBin, 'start', '--hostname', config.host, '--port', String(config.port)], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, NEXT_MANUAL_SIG_HANDLE: 'true', NEXT_TELEMETRY_DISABLED: '1' },
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => server.kill(signal));
+}
+server.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
