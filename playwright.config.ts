@@ -1,0 +1,62 @@
+import { defineConfig } from '@playwright/test';
+import { testServices } from './tests/support/services';
+
+// Browser tests run in Debian's Chromium (installed by scripts/services.sh), never in a
+// browser Playwright downloads: these machines cannot download it.
+const chromium = process.env.LEASEHOLD_CHROMIUM ?? testServicesChromium() ?? '/usr/bin/chromium';
+
+function testServicesChromium(): string | undefined {
+  try {
+    return testServices().chromium;
+  } catch {
+    return undefined;
+  }
+}
+
+export const EMBEDDED_URL = 'http://127.0.0.1:3101';
+export const POSTGRES_URL = 'http://127.0.0.1:3102';
+
+export default defineConfig({
+  testDir: 'tests/e2e',
+  outputDir: 'test-results/e2e',
+  workers: 1,
+  fullyParallel: false,
+  forbidOnly: true,
+  retries: 0,
+  timeout: 60_000,
+  reporter: [['list']],
+  use: {
+    browserName: 'chromium',
+    headless: true,
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+    launchOptions: {
+      executablePath: chromium,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    },
+  },
+  projects: [
+    { name: 'embedded', use: { baseURL: EMBEDDED_URL } },
+    { name: 'postgres', use: { baseURL: POSTGRES_URL }, testMatch: /health\.spec\.ts/ },
+  ],
+  // Each server starts on a store of its own, fresh for this run: a new PGlite directory,
+  // a new PostgreSQL database. `npm test` builds first; the servers run `npm start`'s script.
+  webServer: [
+    {
+      command: 'node --import tsx tests/e2e/serve.ts embedded 3101',
+      url: `${EMBEDDED_URL}/api/health/live`,
+      timeout: 180_000,
+      reuseExistingServer: false,
+      gracefulShutdown: { signal: 'SIGTERM', timeout: 10_000 },
+      stdout: 'pipe',
+    },
+    {
+      command: 'node --import tsx tests/e2e/serve.ts postgres 3102',
+      url: `${POSTGRES_URL}/api/health/live`,
+      timeout: 180_000,
+      reuseExistingServer: false,
+      gracefulShutdown: { signal: 'SIGTERM', timeout: 10_000 },
+      stdout: 'pipe',
+    },
+  ],
+});

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# `npm test`: bring up the servers, then every suite, in order of cost:
+#   lint, typecheck, unit, contract (real servers), integration (real servers),
+#   build, e2e (Playwright in Debian's Chromium against `next start`).
+# Every stage runs even when an earlier one failed, so one run shows every failure;
+# the exit status is non-zero when any stage failed.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+export NEXT_TELEMETRY_DISABLED=1
+export CI=${CI:-1}   # vitest and playwright: no watch mode, no interactive reporters
+
+declare -a results=()
+failed=0
+stage() { # name command...
+  local name=$1
+  shift
+  local started=$SECONDS
+  printf '\n==> %s: %s\n' "$name" "$*"
+  if "$@"; then
+    results+=("$(printf '  ok    %-12s %4d s' "$name" $((SECONDS - started)))")
+  else
+    results+=("$(printf '  FAIL  %-12s %4d s' "$name" $((SECONDS - started)))")
+    failed=1
+  fi
+}
+
+total_started=$SECONDS
+
+# Without the servers nothing below can run meaningfully: stop here if they cannot start.
+printf '==> services: scripts/services.sh up\n'
+if ! bash scripts/services.sh up; then
+  echo "npm test: the test services could not be started (see above)" >&2
+  exit 1
+fi
+
+stage lint npx eslint --max-warnings 0 .
+stage typecheck npx tsc --noEmit -p tsconfig.json
+stage unit npx vitest run --project unit
+stage contract npx vitest run --project contract
+stage integration npx vitest run --project integration
+stage build npm run -s build
+if [[ ${results[-1]} == *FAIL* ]]; then
+  # A failed build would leave e2e testing an older build, or none: do not pretend.
+  results+=("$(printf '  FAIL  %-12s %4s   (not run: the build failed)' e2e -)")
+else
+  stage e2e npx playwright test
+fi
+
+printf '\n==> summary (%d s in all)\n' $((SECONDS - total_started))
+printf '%s\n' "${results[@]}"
+if [[ $failed -ne 0 ]]; then
+  echo "npm test: FAILED" >&2
+  exit 1
+fi
+echo "npm test: all suites passed"

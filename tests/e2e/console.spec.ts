@@ -1,0 +1,42 @@
+import { expect, test } from '@playwright/test';
+import { screenshot, watchConsole } from './support';
+
+const PAGES = [
+  { path: '/', link: 'Overview', heading: 'Overview', empty: 'No leases yet: no sources are configured', shot: 'overview-empty' },
+  { path: '/failovers', link: 'Failovers', heading: 'Failovers', empty: 'No failovers recorded', shot: 'failovers-empty' },
+  { path: '/sources', link: 'Sources', heading: 'Sources', empty: 'No sources are configured', shot: 'sources-empty' },
+  { path: '/alerts', link: 'Alerts', heading: 'Alerts', empty: 'Nothing is firing', shot: 'alerts-empty' },
+  { path: '/audit', link: 'Audit log', heading: 'Audit log', empty: 'No admin actions yet', shot: 'audit-empty' },
+];
+
+test('the overview lists the (empty) store with the console navigation in place', async ({ page }) => {
+  const errors = watchConsole(page);
+  await page.goto('/');
+  await expect(page.getByRole('heading', { level: 1, name: 'Overview' })).toBeVisible();
+  await expect(page.getByRole('status')).toContainText('No leases yet: no sources are configured');
+  await expect(page.getByRole('status')).toContainText('leasehold.config.example.json');
+  const nav = page.getByRole('navigation', { name: 'Console' });
+  for (const { link } of PAGES) await expect(nav.getByRole('link', { name: link })).toBeVisible();
+  await expect(nav.getByRole('link', { name: 'Overview' })).toHaveAttribute('aria-current', 'page');
+  await screenshot(page, 'overview-empty');
+  expect(errors).toEqual([]);
+});
+
+test('every console page is reachable from the navigation and explains its empty state', async ({ page }) => {
+  const errors = watchConsole(page);
+  await page.goto('/');
+  for (const { path, link, heading, empty, shot } of PAGES) {
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link }).click();
+    await expect(page).toHaveURL(path);
+    await expect(page.getByRole('heading', { level: 1, name: heading })).toBeVisible();
+    await expect(page.getByRole('status')).toContainText(empty);
+    await expect(page.getByRole('link', { name: link })).toHaveAttribute('aria-current', 'page');
+    await screenshot(page, shot);
+  }
+  expect(errors).toEqual([]);
+});
+
+test('an unknown page gets a not-found answer, not an error', async ({ page }) => {
+  const response = await page.goto('/no-such-page');
+  expect(response?.status()).toBe(404);
+});

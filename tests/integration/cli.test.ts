@@ -1,0 +1,94 @@
+// The CLI as a person runs it: help, migrate on both stores, the drift check, config
+// errors — each ends with the right exit code and sentences, never a stack trace.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresDatabase, freshPgliteDirectory } from '../support/databases';
+import { STACK_LINE, cli } from '../support/run';
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'leasehold-cli-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const noConfig = { LEASEHOLD_CONFIG: undefined, DATABASE_URL: undefined };
+
+describe('leasehold CLI', () => {
+  it('--help lists the commands and exits 0', async () => {
+    const result = await cli(['--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/Usage: leasehold <command>/);
+    expect(result.stdout).toMatch(/migrate\s+apply pending store migrations/);
+  });
+
+  it('an unknown command exits 2 with the usage', async () => {
+    const result = await cli(['frobnicate']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/leasehold: unknown command "frobnicate"/);
+    expect(result.stderr).not.toMatch(STACK_LINE);
+  });
+
+  it('migrate, migrate status and migrate check on the embedded store', async () => {
+    const dir = await freshPgliteDirectory();
+    try {
+      const env = { ...noConfig, LEASEHOLD_DATA_DIR: dir.dataDir };
+      const before = await cli(['migrate', 'status'], env);
+      expect(before.code).toBe(1);
+      expect(before.stdout).toMatch(/0 of \d+ migrations applied\npending: 20261202000000_init/);
+
+      const applied = await cli(['migrate'], env);
+      expect(applied.code).toBe(0);
+      expect(applied.stdout).toMatch(/applied 20261202000000_init \(\d+ ms\)/);
+
+      const status = await cli(['migrate', 'status', '--json'], env);
+      expect(status.code).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({ store: 'pglite', status: { pending: [], failed: [] } });
+
+      const check = await cli(['migrate', 'check'], env);
+      expect(check.code).toBe(0);
+      expect(check.stdout).toMatch(/matches prisma\/schema\.prisma/);
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('migrate on PostgreSQL with DATABASE_URL', async () => {
+    const db = await createPostgresDatabase();
+    try {
+      const result = await cli(['migrate'], { ...noConfig, DATABASE_URL: db.url });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/PostgreSQL \(DATABASE_URL\): (\d+) of \1 migrations applied/);
+      expect(result.stdout).not.toContain(db.url);
+      const again = await cli(['migrate'], { ...noConfig, DATABASE_URL: db.url });
+      expect(again.stdout).not.toMatch(/applied 2/);
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('an unreachable DATABASE_URL is one sentence without the password', async () => {
+    const result = await cli(['migrate'], { ...noConfig, DATABASE_URL: 'postgres://app:hunter2@127.0.0.1:1/app' });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe('leasehold: The store cannot be reached (connection refused).');
+  });
+
+  it('config check reports every problem of a bad file, and exits 1', async () => {
+    const file = path.join(scratch, 'bad.json');
+    writeFileSync(file, JSON.stringify({ pollMs: 1, sources: [{ name: 'r', backend: 'redis', urls: ['http://u:hunter2@x'] }] }));
+    const result = await cli(['config', 'check'], { ...noConfig, LEASEHOLD_CONFIG: file });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('bad.json has 2 problems:');
+    expect(result.stderr).toContain('- pollMs: expected at least 100 ms, found 1');
+    expect(result.stderr).toContain('- sources[0] ("r").urls[0]: expected a redis:// or rediss:// URL, found "http://u:***@x"');
+    expect(result.stderr).not.toContain('hunter2');
+    expect(result.stderr).not.toMatch(STACK_LINE);
+  });
+
+  it('config check on a good file summarises it', async () => {
+    const result = await cli(['config', 'check'], {
+      ...noConfig,
+      LEASEHOLD_CONFIG: path.resolve('leasehold.config.example.json'),
+      PG_PASSWORD: 'x',
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/valid; 3 sources: pg-main \(postgres\), redis-main \(redis\), etcd-main \(etcd\)/);
+  });
+});

@@ -1,0 +1,196 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, type Config } from '../../lib/config';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let fileCounter = 0;
+function withFile(content: unknown): string {
+  const file = path.join(dir, `config-${fileCounter++}.json`);
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  return file;
+}
+
+function load(content: unknown, env: Record<string, string> = {}): Config {
+  return loadConfig({ env: { LEASEHOLD_CONFIG: withFile(content), ...env }, cwd: dir });
+}
+
+function problemsOf(content: unknown, env: Record<string, string> = {}): string[] {
+  try {
+    load(content, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const pg = { name: 'pg-main', backend: 'postgres', url: 'postgres://app:hunter2@127.0.0.1:5432/app' };
+const redis = { name: 'redis-main', backend: 'redis', urls: ['redis://127.0.0.1:6379'] };
+const etcd = { name: 'etcd-main', backend: 'etcd', endpoints: ['http://127.0.0.1:2379'], prefixes: ['election/'] };
+
+describe('valid configurations', () => {
+  it('the shipped example file is valid', () => {
+    const config = loadConfig({
+      env: { LEASEHOLD_CONFIG: path.resolve('leasehold.config.example.json'), PG_PASSWORD: 'x' },
+      cwd: dir,
+    });
+    expect(config.sources.map((s) => s.backend)).toEqual(['postgres', 'redis', 'etcd']);
+  });
+
+  it('no file at the default path means no sources and the embedded store', () => {
+    const config = loadConfig({ env: {}, cwd: dir });
+    expect(config).toMatchObject({ sources: [], pollMs: 1000, file: null, host: '127.0.0.1', port: 3000 });
+    expect(config.store).toEqual({ kind: 'pglite', dataDir: path.join(dir, '.leasehold', 'data') });
+  });
+
+  it('fills defaults for every backend', () => {
+    const config = load({ sources: [pg, redis, etcd] });
+    expect(config.sources[0]).toMatchObject({ tables: [], advisoryLocks: false });
+    expect(config.sources[1]).toMatchObject({ match: ['*'], fenceSuffix: ':fence', keyspaceNotifications: 'auto' });
+    expect(config.retention).toEqual({ rollupDays: 30, eventDays: 90, renewalSamplesPerLease: 120 });
+  });
+
+  it('DATABASE_URL selects the Postgres store; PORT and HOST are read', () => {
+    const config = load({}, { DATABASE_URL: 'postgres://u:p@db:5432/leasehold', PORT: '8080', HOST: '0.0.0.0' });
+    expect(config.store).toEqual({ kind: 'postgres', url: 'postgres://u:p@db:5432/leasehold' });
+    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0' });
+  });
+
+  it('replaces ${NAME} by the environment variable, and $${ stays literal', () => {
+    const config = load(
+      { sources: [{ ...pg, url: 'postgres://app:${PG_PASSWORD}@127.0.0.1/app' }, { ...redis, match: ['lock:$${x}'] }] },
+      { PG_PASSWORD: 's3cret' },
+    );
+    expect(config.sources[0]).toMatchObject({ url: 'postgres://app:s3cret@127.0.0.1/app' });
+    expect(config.sources[1]).toMatchObject({ match: ['lock:${x}'] });
+  });
+});
+
+// Each case: the input, and the sentences the person must read (every one must appear).
+const INVALID: { name: string; content: unknown; env?: Record<string, string>; expected: string[] }[] = [
+  {
+    name: 'broken JSON names the line and column',
+    content: '{\n  "sources": [\n    { "name": "a" }\n    { "name": "b" }\n  ]\n}',
+    expected: ['line 4, column 5: expected valid JSON, found a syntax error'],
+  },
+  {
+    name: 'an unknown backend',
+    content: { sources: [{ name: 'mysql-1', backend: 'mysql', url: 'mysql://x' }] },
+    expected: ['sources[0] ("mysql-1").backend: expected one of "postgres", "redis", "etcd", found "mysql"'],
+  },
+  {
+    name: 'a misspelt field gets a suggestion',
+    content: { sources: [{ ...redis, fenceSufix: ':f' }], pollMS: 500 },
+    expected: [
+      'sources[0] ("redis-main").fenceSufix: unknown field "fenceSufix" in sources[0] ("redis-main") (did you mean "fenceSuffix"?)',
+      'pollMS: unknown field "pollMS" (did you mean "pollMs"?)',
+    ],
+  },
+  {
+    name: 'a wrong URL scheme, with the password hidden',
+    content: { sources: [{ ...pg, url: 'mysql://app:hunter2@127.0.0.1/app' }] },
+    expected: ['sources[0] ("pg-main").url: expected a postgres:// or postgresql:// URL, found "mysql://app:***@127.0.0.1/app"'],
+  },
+  {
+    name: 'a missing required field',
+    content: { sources: [{ name: 'etcd-x', backend: 'etcd', prefixes: ['a/'] }] },
+    expected: ['sources[0] ("etcd-x").endpoints: is required: expected a list, found nothing'],
+  },
+  {
+    name: 'wrong types',
+    content: { pollMs: '1000', sources: [{ ...pg, advisoryLocks: 'yes' }] },
+    expected: ['pollMs: expected a number of milliseconds, found "1000"', 'sources[0] ("pg-main").advisoryLocks: expected true or false, found "yes"'],
+  },
+  {
+    name: 'numbers out of range',
+    content: { pollMs: 5, retention: { eventDays: 0 } },
+    expected: ['pollMs: expected at least 100 ms, found 5', 'retention.eventDays: expected a number at least 1, found 0'],
+  },
+  {
+    name: 'duplicate source names',
+    content: { sources: [pg, { ...redis, name: 'pg-main' }] },
+    expected: ['sources[1] ("pg-main").name: expected a name no other source uses, found "pg-main", already the name of sources[0]'],
+  },
+  {
+    name: 'an empty list where one entry is needed',
+    content: { sources: [{ ...redis, urls: [] }] },
+    expected: ['sources[0] ("redis-main").urls: expected at least one redis:// URL, found an empty list'],
+  },
+  {
+    name: 'single mode with several instances',
+    content: { sources: [{ ...redis, mode: 'single', urls: ['redis://a:1', 'redis://b:2'] }] },
+    expected: ['sources[0] ("redis-main").mode: expected "redlock" for 2 urls ("single" takes exactly one), found "single"'],
+  },
+  {
+    name: 'a source name with spaces',
+    content: { sources: [{ ...etcd, name: 'my etcd' }] },
+    expected: ['sources[0] ("my etcd").name: expected a source name of 1-63 letters, digits'],
+  },
+  {
+    name: 'a table name that is not an identifier',
+    content: { sources: [{ ...pg, tables: [{ table: 'leases; DROP TABLE x', format: 'leasehold' }] }] },
+    expected: ['sources[0] ("pg-main").tables[0].table: expected a table name such as "leases" or "app.leases", found "leases; DROP TABLE x"'],
+  },
+  {
+    name: 'a missing environment variable',
+    content: { sources: [{ ...pg, url: 'postgres://app:${PG_PASSWORD}@127.0.0.1/app' }] },
+    expected: ['sources[0] ("pg-main").url: refers to the environment variable PG_PASSWORD, which is not set'],
+  },
+  {
+    name: 'a password field is never echoed',
+    content: { sources: [{ ...etcd, password: 12345 }] },
+    expected: ['sources[0] ("etcd-main").password: expected text, found 12345'],
+  },
+  {
+    name: 'bad environment: PORT, DATABASE_URL',
+    content: {},
+    env: { PORT: '70000', DATABASE_URL: 'mysql://root:topsecret@db/x' },
+    expected: [
+      'environment variable PORT: expected a port from 1 to 65535, found "70000"',
+      'environment variable DATABASE_URL: expected a postgres:// or postgresql:// URL, found "mysql://root:***@db/x"',
+    ],
+  },
+  {
+    name: 'the top level must be an object',
+    content: '[1, 2]',
+    expected: ['(top level): expected an object, found a list of 2'],
+  },
+];
+
+describe('invalid configurations: one clear sentence per problem', () => {
+  it.each(INVALID)('$name', ({ content, env, expected }) => {
+    const problems = problemsOf(content, env);
+    for (const sentence of expected) {
+      expect(problems.some((p) => p.startsWith(sentence)), `missing "${sentence}" in:\n${problems.join('\n')}`).toBe(true);
+    }
+    expect(problems).toHaveLength(expected.length);
+    for (const problem of problems) {
+      expect(problem).not.toMatch(/hunter2|topsecret|\n\s+at /);
+    }
+  });
+
+  it('reports every problem at once, and the message lists them all', () => {
+    const file = withFile({ pollMs: 1, sources: [{ name: 'x', backend: 'nope' }], extra: true });
+    let error: unknown;
+    try {
+      loadConfig({ env: { LEASEHOLD_CONFIG: file }, cwd: dir });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const { problems, message } = error as ConfigError;
+    expect(problems).toHaveLength(3);
+    expect(message).toContain(`${path.basename(file)} has 3 problems:`);
+    for (const problem of problems) expect(message).toContain(problem);
+  });
+
+  it('a LEASEHOLD_CONFIG that names no file is an error, not a silent default', () => {
+    expect(() => loadConfig({ env: { LEASEHOLD_CONFIG: 'missing.json' }, cwd: dir })).toThrow(
+      /LEASEHOLD_CONFIG: expected the path of a config file, found "missing.json", which does not exist/,
+    );
+  });
+});

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidLeaseIdError, formatLeaseId, leaseIdFromSegments, parseLeaseId } from '../../lib/domain/lease-id';
+
+describe('lease ids', () => {
+  it.each([
+    { text: 'redis-main/lock:weekly-digest', source: 'redis-main', key: 'lock:weekly-digest' },
+    { text: 'pg/leases/weekly-digest-scheduler', source: 'pg', key: 'leases/weekly-digest-scheduler' },
+    { text: 'etcd/election/digest', source: 'etcd', key: 'election/digest' },
+    { text: 'pg/advisory/42', source: 'pg', key: 'advisory/42' },
+  ])('$text splits at the first slash', ({ text, source, key }) => {
+    expect(parseLeaseId(text)).toEqual({ source, key });
+    expect(formatLeaseId({ source, key })).toBe(text);
+  });
+
+  it.each(['', 'no-slash', '/key-without-source', 'source-without-key/'])('"%s" is rejected', (text) => {
+    expect(() => parseLeaseId(text)).toThrow(InvalidLeaseIdError);
+  });
+
+  it.each([
+    { name: 'one encoded segment', segments: ['pg%2Fleases%2Fjob'] },
+    { name: 'plain segments', segments: ['pg', 'leases', 'job'] },
+    { name: 'mixed', segments: ['pg', 'leases%2Fjob'] },
+  ])('route segments, $name, give the same id', ({ segments }) => {
+    expect(leaseIdFromSegments(segments)).toEqual({ source: 'pg', key: 'leases/job' });
+  });
+
+  it('keeps characters that need escaping in keys', () => {
+    expect(leaseIdFromSegments([encodeURIComponent('r/lock:a b%c?')])).toEqual({ source: 'r', key: 'lock:a b%c?' });
+  });
+
+  it('a malformed escape is a clear error', () => {
+    expect(() => leaseIdFromSegments(['pg%2'])).toThrow(/malformed percent-escape/);
+  });
+});

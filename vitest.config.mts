@@ -1,0 +1,48 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const root = path.dirname(fileURLToPath(import.meta.url));
+const shared = {
+  resolve: { alias: { '@': root } },
+};
+
+// Three suites, run one after another by scripts/test.sh:
+//   unit        pure code, no servers
+//   contract    one suite every implementation of a contract passes, on real servers
+//   integration store, CLI, scripts, on real servers
+export default defineConfig({
+  ...shared,
+  test: {
+    projects: [
+      {
+        ...shared,
+        test: {
+          name: 'unit',
+          include: ['tests/unit/**/*.test.ts', 'lib/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        ...shared,
+        test: {
+          name: 'contract',
+          include: ['tests/contract/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        ...shared,
+        test: {
+          name: 'integration',
+          include: ['tests/integration/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 90_000,
+          hookTimeout: 90_000,
+        },
+      },
+    ],
+  },
+});
