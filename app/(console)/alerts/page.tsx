@@ -1,6 +1,7 @@
-import { EmptyState } from '@/components/ui/empty-state';
-import { StoreProblem } from '@/components/store-problem';
+import { StorePage } from '@/components/store-page';
 import { Time } from '@/components/time';
+import { DataTable } from '@/components/ui/data-table';
+import { EmptyState } from '@/components/ui/empty-state';
 import { listFiringAlerts } from '@/lib/queries/console';
 import { pageData } from '@/lib/queries/page-data';
 
@@ -8,41 +9,29 @@ export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Alerts' };
 
 export default async function AlertsPage() {
-  const result = await pageData((store) => listFiringAlerts(store));
   return (
-    <>
-      <h1>Alerts</h1>
-      <p className="subtitle">What is firing now.</p>
-      {!result.ok ? (
-        <StoreProblem problem={result.problem} />
-      ) : result.data.firing.length === 0 ? (
+    <StorePage
+      title="Alerts"
+      subtitle="What is firing now."
+      result={await pageData((store) => listFiringAlerts(store))}
+      isEmpty={(data) => data.firing.length === 0}
+      empty={({ rules }) => (
         <EmptyState title="Nothing is firing">
-          <p>
-            {result.data.rules === 0
-              ? 'No alert rules are defined yet.'
-              : `${result.data.rules} alert rule${result.data.rules === 1 ? ' is' : 's are'} defined; none is firing.`}
-          </p>
+          <p>{rules === 0 ? 'No alert rules are defined yet.' : `${rules} alert rule${rules === 1 ? ' is' : 's are'} defined; none is firing.`}</p>
         </EmptyState>
-      ) : (
-        <table className="data" aria-label="Firing alerts">
-          <thead>
-            <tr>
-              <th scope="col">Since</th>
-              <th scope="col">Alert</th>
-            </tr>
-          </thead>
-          <tbody>
-            {result.data.firing.map((alert) => (
-              <tr key={alert.id}>
-                <td>
-                  <Time iso={alert.startedAt} />
-                </td>
-                <td>{alert.summary}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
       )}
-    </>
+    >
+      {({ firing }) => (
+        <DataTable
+          label="Firing alerts"
+          rows={firing}
+          rowKey={(alert) => alert.id}
+          columns={[
+            { header: 'Since', cell: (alert) => <Time iso={alert.startedAt} /> },
+            { header: 'Alert', cell: (alert) => alert.summary },
+          ]}
+        />
+      )}
+    </StorePage>
   );
 }

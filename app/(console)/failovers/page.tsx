@@ -1,56 +1,43 @@
-import { EmptyState } from '@/components/ui/empty-state';
-import { StoreProblem } from '@/components/store-problem';
+import { StorePage } from '@/components/store-page';
 import { Time } from '@/components/time';
+import { DataTable } from '@/components/ui/data-table';
+import { EmptyState } from '@/components/ui/empty-state';
 import { listFailovers } from '@/lib/queries/console';
 import { pageData } from '@/lib/queries/page-data';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Failovers' };
 
+const withToken = (holder: string | null, token: string | null) => `${holder ?? '—'}${token ? ` (token ${token})` : ''}`;
+
 export default async function FailoversPage() {
-  const result = await pageData((store) => listFailovers(store));
   return (
-    <>
-      <h1>Failovers</h1>
-      <p className="subtitle">Every change of holder: expiries, releases, takeovers and forced actions, newest first.</p>
-      {!result.ok ? (
-        <StoreProblem problem={result.problem} />
-      ) : result.data.length === 0 ? (
+    <StorePage
+      title="Failovers"
+      subtitle="Every change of holder: expiries, releases, takeovers and forced actions, newest first."
+      result={await pageData((store) => listFailovers(store))}
+      isEmpty={(rows) => rows.length === 0}
+      empty={() => (
         <EmptyState title="No failovers recorded">
           <p>No lease has changed hands since Leasehold started watching.</p>
         </EmptyState>
-      ) : (
-        <table className="data" aria-label="Failovers">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Lease</th>
-              <th scope="col">Cause</th>
-              <th scope="col">From</th>
-              <th scope="col">To</th>
-              <th scope="col">Gap</th>
-            </tr>
-          </thead>
-          <tbody>
-            {result.data.map((row) => (
-              <tr key={`${row.leaseId}-${row.at}-${row.type}`}>
-                <td>
-                  <Time iso={row.at} />
-                </td>
-                <td className="mono">{row.leaseId}</td>
-                <td>{row.type.replace('_', ' ')}</td>
-                <td className="mono">
-                  {row.previousHolder ?? '—'} {row.previousToken ? `(token ${row.previousToken})` : ''}
-                </td>
-                <td className="mono">
-                  {row.holder ?? '—'} {row.token ? `(token ${row.token})` : ''}
-                </td>
-                <td>{row.gapMs === null ? '—' : `${(row.gapMs / 1000).toFixed(1)} s`}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
       )}
-    </>
+    >
+      {(rows) => (
+        <DataTable
+          label="Failovers"
+          rows={rows}
+          rowKey={(row) => `${row.leaseId}-${row.at}-${row.type}`}
+          columns={[
+            { header: 'When', cell: (row) => <Time iso={row.at} /> },
+            { header: 'Lease', cell: (row) => row.leaseId, mono: true },
+            { header: 'Cause', cell: (row) => row.type.replace('_', ' ') },
+            { header: 'From', cell: (row) => withToken(row.previousHolder, row.previousToken), mono: true },
+            { header: 'To', cell: (row) => withToken(row.holder, row.token), mono: true },
+            { header: 'Gap', cell: (row) => (row.gapMs === null ? '—' : `${(row.gapMs / 1000).toFixed(1)} s`) },
+          ]}
+        />
+      )}
+    </StorePage>
   );
 }
