@@ -3,6 +3,7 @@ import 'server-only';
 import type { Config } from '../config';
 import { redactUrlPassword } from '../config';
 import type { Store } from '../db';
+import type { EventType, LeaseEventView } from '../domain/types';
 
 export type SourceRow = {
   name: string;
@@ -46,18 +47,9 @@ export async function listSources(store: Store, config: Config): Promise<SourceR
   return [...configured, ...removed];
 }
 
-export type FailoverRow = {
-  leaseId: string;
-  type: string;
-  at: string;
-  holder: string | null;
-  previousHolder: string | null;
-  token: string | null;
-  previousToken: string | null;
-  gapMs: number | null;
-};
+export type FailoverRow = Omit<LeaseEventView, 'id' | 'detail'>;
 
-const FAILOVER_TYPES = ['taken_over', 'expired', 'released', 'force_expired', 'force_released'];
+const FAILOVER_TYPES: EventType[] = ['taken_over', 'expired', 'released', 'force_expired', 'force_released'];
 
 export async function listFailovers(store: Store, limit = 200): Promise<FailoverRow[]> {
   const events = await store.prisma.leaseEvent.findMany({
@@ -67,7 +59,7 @@ export async function listFailovers(store: Store, limit = 200): Promise<Failover
   });
   return events.map((event) => ({
     leaseId: event.leaseId,
-    type: event.type,
+    type: event.type as EventType,
     at: event.at.toISOString(),
     holder: event.holder,
     previousHolder: event.previousHolder,
