@@ -121,6 +121,14 @@ async function runWorkers(lease: LeaseClientOptions, timing: { ttlMs: number; re
   return { attempts: [...attempts.values()], pauses, kills, staleAttempts };
 }
 
+function report(backend: string, store: string, run: Run, finalWrites: number, violations: number) {
+  const count = (outcome: AttemptedWrite['outcome']) => run.attempts.filter((a) => a.outcome === outcome).length;
+  console.log(
+    `fencing checker, ${backend}, ${store} store: ${run.pauses} pauses, ${run.kills} kills, ${run.staleAttempts} writes after a pause; ` +
+      `${count('accepted')} accepted, ${count('rejected')} rejected, ${count('unknown')} unknown; ${finalWrites} in the final state; ${violations} violations`,
+  );
+}
+
 async function finalState(label: string) {
   const store = createFencedStore({ url: db.url, table: `fenced_${label.replace(/-/g, '_')}` });
   try {
@@ -149,7 +157,9 @@ describe('fencing history checker', () => {
     expect(run.attempts.filter((a) => a.outcome === 'rejected').length).toBeGreaterThanOrEqual(1);
     expect(run.attempts.filter((a) => a.outcome === 'accepted').length).toBeGreaterThan(10);
     // ...and the checker found the history clean.
-    expect(checkFencedHistory(run.attempts, final)).toEqual([]);
+    const violations = checkFencedHistory(run.attempts, final);
+    report(name, 'fenced', run, final.length, violations.length);
+    expect(violations).toEqual([]);
   }, 120_000);
 
   it('reports the stale writes when the store does not check tokens', async () => {
@@ -157,6 +167,7 @@ describe('fencing history checker', () => {
     const run = await runWorkers(BACKENDS[0]!.lease(), BACKENDS[0]!.timing, false, label);
     const final = await finalState(label);
     const violations = checkFencedHistory(run.attempts, final);
+    report('postgres', 'unfenced', run, final.length, violations.length);
     expect(run.staleAttempts).toBeGreaterThanOrEqual(3);
     expect(violations.length).toBeGreaterThanOrEqual(1);
     expect(violations.every((v) => v.kind === 'stale_write_accepted')).toBe(true);
