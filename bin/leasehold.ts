@@ -14,6 +14,9 @@ Commands:
   migrate status       show which migrations are applied and pending
   migrate check        compare the migrated store with prisma/schema.prisma (drift check)
   config check         validate leasehold.config.json and the environment
+  collect              run the collector alone (when the server runs with LEASEHOLD_COLLECTOR=off, or beside it)
+  snapshot [--config FILE]
+                       read every configured source once and print its leases (no server, no store)
 
 Options:
   --json               machine-readable output
@@ -29,7 +32,11 @@ class UsageError extends Error {}
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    options: {
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+      config: { type: 'string' },
+    },
     allowPositionals: true,
     strict: true,
   });
@@ -45,6 +52,11 @@ async function main(argv: string[]): Promise<number> {
       if (sub === 'status') return migrateStatusCommand(json);
       if (sub === 'check') return migrateCheckCommand(json);
       throw new UsageError(`unknown migrate subcommand "${sub}" (expected status or check)`);
+    case 'collect':
+      return (await import('./commands/collect')).collectCommand(loadConfig());
+    case 'snapshot':
+      if (values.config) process.env.LEASEHOLD_CONFIG = values.config;
+      return (await import('./commands/snapshot')).snapshotCommand(loadConfig(), json);
     case 'config':
       if (sub === 'check') return configCheckCommand(json);
       throw new UsageError(`unknown config subcommand "${sub ?? ''}" (expected check)`);

@@ -3,6 +3,7 @@
 // crash recovery on its next open).
 import { ConfigError, getConfig } from './config';
 import { closeStore, getStore } from './db';
+import { startProcessCollector, stopProcessCollector } from './collector/process';
 import { StoreLockedError } from './db/embedded';
 import { MigrationError } from './db/migrate';
 import { toPublicError } from './errors';
@@ -31,6 +32,8 @@ export async function boot(): Promise<void> {
     console.log(
       `[leasehold] store ready in ${Date.now() - startedAt} ms: ${status.applied.length} of ${status.known.length} migrations applied`,
     );
+    // The collector runs inside the server unless it is deployed on its own (`leasehold collect`).
+    if (process.env.LEASEHOLD_COLLECTOR !== 'off') startProcessCollector(store, config);
   } catch (error) {
     // A store that is locked by another process or cannot be migrated will not get better
     // by waiting: stop with the reason. A store that cannot be reached yet might: keep
@@ -52,7 +55,8 @@ function installShutdown() {
     stopping = true;
     console.log(`[leasehold] ${signal}: closing the store`);
     const timer = setTimeout(() => process.exit(1), 10_000);
-    closeStore()
+    stopProcessCollector()
+      .then(closeStore)
       .catch((error: unknown) => console.error(`[leasehold] closing the store failed: ${String(error)}`))
       .finally(() => {
         clearTimeout(timer);

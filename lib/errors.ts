@@ -5,6 +5,7 @@ import { ConfigError, redactUrlPassword } from './config';
 import { StoreLockedError } from './db/embedded';
 import { MigrationError } from './db/migrate';
 import { InvalidLeaseIdError } from './domain/lease-id';
+import { InvalidParameterError, NotFoundError } from './api/params';
 
 export type PublicError = { status: number; error: string; message: string };
 
@@ -29,6 +30,12 @@ export function toPublicError(error: unknown, log: (line: string) => void = cons
   }
   if (error instanceof InvalidLeaseIdError) {
     return { status: 400, error: 'invalid_lease_id', message: error.message };
+  }
+  if (error instanceof InvalidParameterError) {
+    return { status: 400, error: 'invalid_parameter', message: error.message };
+  }
+  if (error instanceof NotFoundError) {
+    return { status: 404, error: 'not_found', message: error.message };
   }
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && code in NETWORK_CODES) {

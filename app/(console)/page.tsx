@@ -13,7 +13,7 @@ const STATE_TONE: Record<LeaseState, BadgeTone> = { held: 'ok', free: 'muted', e
 
 export default async function OverviewPage() {
   const result = await pageData(async (store, config) => ({
-    leases: await listLeases(store),
+    leases: (await listLeases(store, { limit: 1_000 })).leases,
     sourceNames: config.sources.map((source) => source.name),
   }));
   return (

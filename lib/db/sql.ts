@@ -71,6 +71,51 @@ function postgresSession(client: pg.Client): SqlSession {
   return session;
 }
 
+/**
+ * Sessions from a pool, for code that writes often (the collector): `transaction` takes a
+ * pooled connection for the whole transaction. Fails like connectPostgres.
+ */
+export function pooledPostgres(url: string, options: PostgresSessionOptions & { max?: number } = {}): SqlSession {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 2,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    application_name: options.applicationName ?? 'leasehold',
+  });
+  pool.on('error', () => {});
+  const session: SqlSession = {
+    kind: 'postgres',
+    async query<Row>(text: string, params?: unknown[]) {
+      return (await pool.query(text, params)).rows as Row[];
+    },
+    async exec(script) {
+      await pool.query(script);
+    },
+    async transaction(work) {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await work(postgresSession(client as unknown as pg.Client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        throw error;
+      } finally {
+        client.release(broken ? true : undefined);
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+  return session;
+}
+
 /** A session over an open PGlite. PGlite is one session: do not await other queries inside `transaction`. */
 export function pgliteSession(db: PGlite | Transaction): SqlSession {
   return {

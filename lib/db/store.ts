@@ -4,7 +4,7 @@ import type { StoreConfig } from '../config';
 import { PrismaClient } from '../generated/prisma/client';
 import { openEmbedded, type EmbeddedDatabase } from './embedded';
 import { migrate, migrationStatus, readMigrations, type Migration, type MigrationStatus } from './migrate';
-import { connectPostgres, pgliteSession, type SqlSession } from './sql';
+import { connectPostgres, pgliteSession, pooledPostgres, type SqlSession } from './sql';
 
 export type StoreKind = StoreConfig['kind'];
 
@@ -17,6 +17,14 @@ export type Store = {
   migrationStatus(): Promise<MigrationStatus>;
   /** Runs `work` on a raw SQL session (a dedicated connection on Postgres, the one session on PGlite). */
   withSql<T>(work: (sql: SqlSession) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction, for writers that batch SQL (the collector): a pooled
+   * connection on Postgres, PGlite's one session otherwise. On PGlite nothing else may be
+   * awaited on the store inside `work`: it would wait for this very transaction.
+   */
+  transaction<T>(work: (sql: SqlSession) => Promise<T>): Promise<T>;
+  /** The PostgreSQL URL of the store, for processes that share it (collector ownership leases); null when embedded. */
+  url: string | null;
   /** Disconnects Prisma, then closes PGlite (so its next open needs no recovery) and releases its lock. */
   close(): Promise<void>;
 };
@@ -62,13 +70,19 @@ async function openPostgresStore(
   const prisma = new PrismaClient({
     adapter: new PrismaPg({ connectionString: url, connectionTimeoutMillis: 5_000, application_name: 'leasehold' }),
   });
+  let writer: SqlSession | undefined;
   return {
     kind: 'postgres',
     prisma,
     migrations,
+    url,
     migrationStatus: () => withSql((sql) => migrationStatus(sql, migrations)),
     withSql,
-    close: () => prisma.$disconnect(),
+    transaction: (work) => (writer ??= pooledPostgres(url, { applicationName: 'leasehold-writer' })).transaction(work),
+    async close() {
+      await prisma.$disconnect();
+      await writer?.close();
+    },
   };
 }
 
@@ -88,8 +102,10 @@ async function openPgliteStore(
       kind: 'pglite',
       prisma,
       migrations,
+      url: null,
       migrationStatus: () => migrationStatus(session, migrations),
       withSql: (work) => work(session),
+      transaction: (work) => session.transaction(work),
       async close() {
         await prisma.$disconnect().catch(() => {});
         await embedded.close();

@@ -8,7 +8,12 @@ export type Backend = (typeof BACKENDS)[number];
 export const LEASE_KINDS = ['lock', 'election', 'advisory'] as const;
 export type LeaseKind = (typeof LEASE_KINDS)[number];
 
-/** unknown: the source cannot be read, so nothing is claimed about the lease. */
+/**
+ * held: someone holds it; free: released (or never held); expired: its holder let it run out;
+ * unknown: the backend holds something Leasehold cannot interpret (a malformed value), so
+ * nothing is claimed. A lease of a source that cannot be read keeps its last known state
+ * and is marked `stale` instead.
+ */
 export const LEASE_STATES = ['held', 'free', 'expired', 'unknown'] as const;
 export type LeaseState = (typeof LEASE_STATES)[number];
 
@@ -23,12 +28,16 @@ export const EVENT_TYPES = [
   'token_regression',
   'source_down',
   'source_up',
+  // The state changed while Leasehold could not watch (source outage, etcd compaction,
+  // another collector's handover): before and after are known, what happened between is not.
+  'observation_gap',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The fencing token: bigint in code, a decimal string on the wire (it may exceed 2^53). */
 export type Token = bigint;
 
+/** A candidate or waiter behind the holder, in order. */
 export type Candidate = { holder: string; token: string | null };
 
 /** A lease as the API shows it (DESIGN.md section 5). */
@@ -40,6 +49,8 @@ export type LeaseView = {
   key: string;
   state: LeaseState;
   holder: string | null;
+  /** Who held it last, when it is not held now. */
+  lastHolder: string | null;
   token: string | null;
   fenced: boolean;
   ttlMs: number | null;
@@ -51,6 +62,10 @@ export type LeaseView = {
   stale: boolean;
   candidates: Candidate[];
   transitions: number;
+  /** Why the state is unknown (a value Leasehold cannot interpret), or null. */
+  problem: string | null;
+  /** Backend-specific facts, display-safe: advisory lock pid and client, Redlock instances... */
+  detail: Record<string, unknown> | null;
 };
 
 export type LeaseEventView = {

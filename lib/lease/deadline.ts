@@ -63,3 +63,22 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export function monotonicNow(): number {
   return performance.now();
 }
+
+/**
+ * A signal that aborts when `parent` does or after `ms`, whichever comes first. Call
+ * `dispose` when done: unlike AbortSignal.any, it leaves no listener on a long-lived parent.
+ */
+export function linkedTimeout(parent: AbortSignal, ms: number): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(parent.reason);
+  if (parent.aborted) controller.abort(parent.reason);
+  else parent.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(() => controller.abort(new Error(`timed out after ${ms} ms`)), ms);
+  return {
+    signal: controller.signal,
+    dispose() {
+      clearTimeout(timer);
+      parent.removeEventListener('abort', onAbort);
+    },
+  };
+}

@@ -10,7 +10,7 @@
 // - It never reports leading without a token: onStartedLeading receives the grant's token,
 //   to be sent with every protected write.
 import { LeaseAbortedError, LeaseLostError } from './errors';
-import { monotonicNow, sleep } from './deadline';
+import { linkedTimeout, monotonicNow, sleep } from './deadline';
 import type { LeaseClient } from './client';
 import type { Grant } from './types';
 
@@ -80,8 +80,9 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
         const left = lastRenewal + renewDeadlineMs - monotonicNow();
         if (left <= 0) return stopLeading();
         const sentAt = monotonicNow();
+        const deadline = linkedTimeout(signal, Math.ceil(left));
         try {
-          await candidacy.renew(grant, { signal: AbortSignal.any([signal, AbortSignal.timeout(Math.ceil(left))]) });
+          await candidacy.renew(grant, { signal: deadline.signal });
           lastRenewal = sentAt;
           armWatchdog();
         } catch (error) {
@@ -89,6 +90,8 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
           if (signal.aborted) return;
           // Unknown is not lost: try again until the renew deadline (the watchdog) says otherwise.
           if (!(error instanceof LeaseAbortedError)) onError(error);
+        } finally {
+          deadline.dispose();
         }
       }
     } catch (error) {

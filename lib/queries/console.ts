@@ -3,7 +3,6 @@ import 'server-only';
 import type { Config } from '../config';
 import { redactUrlPassword } from '../config';
 import type { Store } from '../db';
-import type { EventType, LeaseEventView } from '../domain/types';
 
 export type SourceRow = {
   name: string;
@@ -13,11 +12,22 @@ export type SourceRow = {
   status: 'up' | 'down' | 'unknown';
   lastGoodReadAt: string | null;
   lastError: string | null;
+  lastPollMs: number | null;
+  pollMs: number | null;
+  leases: number;
+  /** The collector observing it. */
+  collector: string | null;
+  /** What the source reports about the backend itself (etcd cluster, Redlock instances). */
+  detail: Record<string, unknown> | null;
   configured: boolean;
 };
 
 export async function listSources(store: Store, config: Config): Promise<SourceRow[]> {
-  const rows = await store.prisma.source.findMany({ orderBy: { name: 'asc' } });
+  const [rows, counts] = await Promise.all([
+    store.prisma.source.findMany({ orderBy: { name: 'asc' } }),
+    store.prisma.lease.groupBy({ by: ['sourceName'], _count: { _all: true } }),
+  ]);
+  const leaseCount = new Map(counts.map((c) => [c.sourceName, c._count._all]));
   const stored = new Map(rows.map((row) => [row.name, row]));
   const configured = config.sources.map((source): SourceRow => {
     const row = stored.get(source.name);
@@ -29,6 +39,11 @@ export async function listSources(store: Store, config: Config): Promise<SourceR
       status: row?.status ?? 'unknown',
       lastGoodReadAt: row?.lastGoodReadAt?.toISOString() ?? null,
       lastError: row?.lastError ?? null,
+      lastPollMs: row?.lastPollMs ?? null,
+      pollMs: row?.pollMs ?? source.pollMs ?? config.pollMs,
+      leases: leaseCount.get(source.name) ?? 0,
+      collector: row?.collectorId ?? null,
+      detail: (row?.detail as Record<string, unknown> | null) ?? null,
       configured: true,
     };
   });
@@ -42,31 +57,14 @@ export async function listSources(store: Store, config: Config): Promise<SourceR
       status: row.status,
       lastGoodReadAt: row.lastGoodReadAt?.toISOString() ?? null,
       lastError: row.lastError,
+      lastPollMs: row.lastPollMs,
+      pollMs: row.pollMs,
+      leases: leaseCount.get(row.name) ?? 0,
+      collector: row.collectorId,
+      detail: (row.detail as Record<string, unknown> | null) ?? null,
       configured: false,
     }));
   return [...configured, ...removed];
-}
-
-export type FailoverRow = Omit<LeaseEventView, 'id' | 'detail'>;
-
-const FAILOVER_TYPES: EventType[] = ['taken_over', 'expired', 'released', 'force_expired', 'force_released'];
-
-export async function listFailovers(store: Store, limit = 200): Promise<FailoverRow[]> {
-  const events = await store.prisma.leaseEvent.findMany({
-    where: { type: { in: FAILOVER_TYPES } },
-    orderBy: { at: 'desc' },
-    take: limit,
-  });
-  return events.map((event) => ({
-    leaseId: event.leaseId,
-    type: event.type as EventType,
-    at: event.at.toISOString(),
-    holder: event.holder,
-    previousHolder: event.previousHolder,
-    token: event.token?.toString() ?? null,
-    previousToken: event.previousToken?.toString() ?? null,
-    gapMs: event.gapMs,
-  }));
 }
 
 export async function listFiringAlerts(store: Store) {

@@ -1,27 +1,49 @@
 // Read models for pages and the API: rows from the store, shaped as DESIGN.md section 5.
-import 'server-only';
 import type { Store } from '../db';
-import type { Lease } from '../generated/prisma/client';
-import type { Backend, Candidate, LeaseKind, LeaseState, LeaseView } from '../domain/types';
+import type { Lease, LeaseEvent, Prisma } from '../generated/prisma/client';
+import type { Backend, Candidate, EventType, LeaseEventView, LeaseKind, LeaseState, LeaseView } from '../domain/types';
 
 export type LeaseFilter = { source?: string; state?: LeaseState; q?: string; limit?: number };
 
-export async function listLeases(store: Store, filter: LeaseFilter = {}): Promise<LeaseView[]> {
-  const rows = await store.prisma.lease.findMany({
-    where: {
-      sourceName: filter.source,
-      state: filter.state,
-      ...(filter.q ? { OR: [{ key: { contains: filter.q } }, { holder: { contains: filter.q } }] } : {}),
-    },
-    orderBy: [{ sourceName: 'asc' }, { key: 'asc' }],
-    take: filter.limit ?? 1000,
-  });
+/** Where one lease list starts and what it holds. */
+export type LeaseList = { leases: LeaseView[]; total: number; truncated: boolean };
+
+const sourceFreshness = async (store: Store) =>
+  new Map((await store.prisma.source.findMany({ select: { name: true, lastGoodReadAt: true } })).map((s) => [s.name, s.lastGoodReadAt]));
+
+export async function listLeases(store: Store, filter: LeaseFilter = {}): Promise<LeaseList> {
+  const where: Prisma.LeaseWhereInput = {
+    sourceName: filter.source,
+    state: filter.state,
+    ...(filter.q
+      ? { OR: [{ key: { contains: filter.q, mode: 'insensitive' } }, { holder: { contains: filter.q, mode: 'insensitive' } }, { lastHolder: { contains: filter.q, mode: 'insensitive' } }] }
+      : {}),
+  };
+  const limit = filter.limit ?? 10_000;
+  const [rows, total, fresh] = await Promise.all([
+    store.prisma.lease.findMany({ where, orderBy: [{ sourceName: 'asc' }, { key: 'asc' }], take: limit }),
+    store.prisma.lease.count({ where }),
+    sourceFreshness(store),
+  ]);
   const now = Date.now();
-  return rows.map((row) => toLeaseView(row, now));
+  return { leases: rows.map((row) => toLeaseView(row, now, fresh.get(row.sourceName) ?? null)), total, truncated: total > rows.length };
 }
 
-/** remainingMs is derived from expiresAt, which the collector computed on its own clock. */
-export function toLeaseView(row: Lease, now: number): LeaseView {
+export async function getLease(store: Store, id: string): Promise<LeaseView | null> {
+  const row = await store.prisma.lease.findUnique({ where: { id } });
+  if (!row) return null;
+  const source = await store.prisma.source.findUnique({ where: { name: row.sourceName }, select: { lastGoodReadAt: true } });
+  return toLeaseView(row, Date.now(), source?.lastGoodReadAt ?? null);
+}
+
+/**
+ * remainingMs comes from expiresAt, which the collector estimated on its own monotonic
+ * clock and wrote in wall-clock terms; with the collector in this process (the default)
+ * that is the same clock. observedAt is the last read of the source that saw the lease.
+ */
+export function toLeaseView(row: Lease, now: number, sourceReadAt: Date | null): LeaseView {
+  const held = row.state === 'held';
+  const observedAt = !row.stale && sourceReadAt && sourceReadAt > row.observedAt ? sourceReadAt : row.observedAt;
   return {
     id: row.id,
     source: row.sourceName,
@@ -30,16 +52,101 @@ export function toLeaseView(row: Lease, now: number): LeaseView {
     key: row.key,
     state: row.state as LeaseState,
     holder: row.holder,
-    token: row.token === null ? null : row.token.toString(),
+    lastHolder: held ? null : row.lastHolder,
+    token: (row.token ?? (held ? null : row.lastToken))?.toString() ?? null,
     fenced: row.fenced,
     ttlMs: row.ttlMs,
-    remainingMs: row.expiresAt && row.state === 'held' ? Math.max(0, row.expiresAt.getTime() - now) : null,
+    remainingMs: held && !row.stale && row.expiresAt ? Math.max(0, row.expiresAt.getTime() - now) : null,
     acquiredAt: row.acquiredAt?.toISOString() ?? null,
     renewedAt: row.renewedAt?.toISOString() ?? null,
     expiresAt: row.expiresAt?.toISOString() ?? null,
-    observedAt: row.observedAt.toISOString(),
+    observedAt: observedAt.toISOString(),
     stale: row.stale,
     candidates: Array.isArray(row.candidates) ? (row.candidates as Candidate[]) : [],
     transitions: row.transitions,
+    problem: row.problem,
+    detail: (row.detail as Record<string, unknown> | null) ?? null,
   };
+}
+
+export function toEventView(row: LeaseEvent): LeaseEventView {
+  return {
+    id: row.id.toString(),
+    leaseId: row.leaseId,
+    type: row.type as EventType,
+    at: row.at.toISOString(),
+    holder: row.holder,
+    previousHolder: row.previousHolder,
+    token: row.token?.toString() ?? null,
+    previousToken: row.previousToken?.toString() ?? null,
+    gapMs: row.gapMs,
+    detail: row.detail,
+  };
+}
+
+export type EventQuery = { since?: Date; types?: EventType[]; before?: bigint; limit: number };
+export type EventPage = { events: LeaseEventView[]; next: string | null };
+
+/** A lease's events, newest first; `next` is the cursor of the following page. */
+export async function listLeaseEvents(store: Store, leaseId: string, query: EventQuery): Promise<EventPage> {
+  const rows = await store.prisma.leaseEvent.findMany({
+    where: {
+      leaseId,
+      ...(query.since ? { at: { gte: query.since } } : {}),
+      ...(query.types?.length ? { type: { in: query.types } } : {}),
+      ...(query.before !== undefined ? { id: { lt: query.before } } : {}),
+    },
+    orderBy: { id: 'desc' },
+    take: query.limit + 1,
+  });
+  const page = rows.slice(0, query.limit);
+  return { events: page.map(toEventView), next: rows.length > query.limit ? page.at(-1)!.id.toString() : null };
+}
+
+export async function leaseRenewals(store: Store, leaseId: string, since?: Date) {
+  const [samples, rollups] = await Promise.all([
+    store.prisma.renewalSample.findMany({ where: { leaseId, ...(since ? { at: { gte: since } } : {}) }, orderBy: { seq: 'asc' } }),
+    store.prisma.renewalRollup.findMany({ where: { leaseId, ...(since ? { minute: { gte: since } } : {}) }, orderBy: { minute: 'asc' } }),
+  ]);
+  return {
+    samples: samples.map((s) => ({
+      seq: s.seq.toString(),
+      at: s.at.toISOString(),
+      holder: s.holder,
+      intervalMs: s.intervalMs,
+      marginMs: s.marginMs,
+      ttlMs: s.ttlMs,
+      marginPercent: s.ttlMs ? Math.round((s.marginMs / s.ttlMs) * 1000) / 10 : null,
+    })),
+    rollups: rollups.map(({ leaseId: _leaseId, minute, ...stats }) => ({ minute: minute.toISOString(), ...stats })),
+  };
+}
+
+export type FailoverView = LeaseEventView & { cause: 'taken_over' | 'expired' | 'released' | 'force_expired' | 'force_released' | 'unknown' };
+
+/** Every change of holder across all leases, newest first. */
+export async function listFailovers(store: Store, query: { since?: Date; limit: number; before?: bigint }) {
+  const rows = await store.prisma.leaseEvent.findMany({
+    where: {
+      ...(query.since ? { at: { gte: query.since } } : {}),
+      ...(query.before !== undefined ? { id: { lt: query.before } } : {}),
+      OR: [
+        { type: { in: ['taken_over', 'force_expired', 'force_released'] } },
+        // After a gap in observation no previous holder is claimed, so these are real failovers.
+        { type: 'acquired', previousHolder: { not: null } },
+      ],
+    },
+    orderBy: { id: 'desc' },
+    take: query.limit + 1,
+  });
+  // An acquisition by the same holder (a re-acquire) is not a change of holder.
+  const failovers = rows
+    .slice(0, query.limit)
+    .filter((row) => row.type !== 'acquired' || row.previousHolder !== row.holder)
+    .map((row): FailoverView => {
+      const view = toEventView(row);
+      const cause = row.type === 'acquired' ? ((row.detail as { cause?: string } | null)?.cause ?? 'unknown') : row.type;
+      return { ...view, cause: cause as FailoverView['cause'] };
+    });
+  return { failovers, next: rows.length > query.limit ? rows[query.limit - 1]!.id.toString() : null };
 }

@@ -32,7 +32,7 @@ describe('leasehold CLI', () => {
       const env = { ...noConfig, LEASEHOLD_DATA_DIR: dir.dataDir };
       const before = await cli(['migrate', 'status'], env);
       expect(before.code).toBe(1);
-      expect(before.stdout).toMatch(/0 of \d+ migrations applied\npending: 20261202000000_init/);
+      expect(before.stdout).toMatch(/0 of \d+ migrations applied\npending: 20261202000000_init, /);
 
       const applied = await cli(['migrate'], env);
       expect(applied.code).toBe(0);

@@ -1,0 +1,22 @@
+// `leasehold collect`: the collector as its own process. Several may run against one
+// PostgreSQL store: each source is observed by exactly one of them at a time.
+import type { Config } from '../../lib/config';
+import { startCollector } from '../../lib/collector';
+import { openStore } from '../../lib/db/store';
+
+export async function collectCommand(config: Config): Promise<number> {
+  if (config.sources.length === 0) {
+    console.error(`leasehold: no sources are configured in ${config.file ?? 'leasehold.config.json (absent)'}; nothing to collect`);
+    return 1;
+  }
+  const store = await openStore(config.store, { log: (line) => console.log(`[leasehold] store: ${line}`) });
+  const collector = startCollector({ store, config });
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
+  console.log('[leasehold] stopping the collector');
+  await collector.stop();
+  await store.close();
+  return 0;
+}

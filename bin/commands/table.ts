@@ -1,0 +1,14 @@
+// Plain aligned tables for people at a terminal; --json is for machines.
+export function printTable(headers: string[], rows: string[][]) {
+  const widths = headers.map((h, i) => Math.min(60, Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length))));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => {
+        const text = cell.length > widths[i]! ? `${cell.slice(0, widths[i]! - 1)}…` : cell;
+        return i === cells.length - 1 ? text : text.padEnd(widths[i]!);
+      })
+      .join('  ');
+  console.log(line(headers));
+  for (const row of rows) console.log(line(row));
+  if (rows.length === 0) console.log('(none)');
+}

@@ -1,0 +1,105 @@
+// The collector: observes every configured source, each by exactly one collector process.
+//
+// On a PostgreSQL store several collectors may run (inside `next start` and/or as
+// `leasehold collect`). Each source is owned by whichever holds that source's lease in the
+// store's own "CollectorLease" table, taken with lib/lease (Leasehold uses its own lease
+// client on itself). The lease's fencing token goes with every write of that source, so a
+// collector that was paused and lost the source cannot overwrite its successor's history;
+// a killed collector's sources move to another within one lease TTL.
+// On the embedded store there is one process, so it owns every source.
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../config';
+import type { Store } from '../db';
+import { createLeaderElector, createLeaseClient, type LeaseClient } from '../lease';
+import { createSources } from '../sources/registry';
+import type { LeaseSource } from '../sources/types';
+import { metrics } from './metrics';
+import { observeSource } from './observe-source';
+import { StaleOwnerError } from './store-writer';
+
+export type CollectorOptions = {
+  store: Store;
+  config: Config;
+  collectorId?: string;
+  /** Ownership lease TTL (default 10 s): how soon a dead collector's sources move. */
+  ownershipTtlMs?: number;
+  log?: (line: string) => void;
+};
+
+export type Collector = {
+  readonly id: string;
+  /** Sources this collector observes right now. */
+  owned(): string[];
+  stop(): Promise<void>;
+};
+
+export function startCollector(options: CollectorOptions): Collector {
+  const id = options.collectorId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const log = options.log ?? ((line: string) => console.log(`[leasehold] collector: ${line}`));
+  const ttlMs = options.ownershipTtlMs ?? Number(process.env.LEASEHOLD_COLLECTOR_LEASE_TTL_MS ?? 10_000);
+  const sources = createSources(options.config);
+  const stop = new AbortController();
+  const owned = new Set<string>();
+  const ringSize = options.config.retention.renewalSamplesPerLease;
+  let leaseClient: LeaseClient | null = null;
+
+  const observe = async (source: LeaseSource, token: bigint, signal: AbortSignal) => {
+    owned.add(source.name);
+    metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 1);
+    try {
+      // An observer that fails for any reason but a lost ownership starts again: the
+      // collector must not quietly stop watching a source.
+      while (!signal.aborted) {
+        try {
+          await observeSource({ store: options.store, source, collectorId: id, token, ringSize, log }, signal);
+        } catch (error) {
+          if (error instanceof StaleOwnerError) {
+            log(error.message);
+            return;
+          }
+          log(`${source.name}: observer failed (${(error as Error)?.stack ?? error}); restarting in 1 s`);
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+      }
+    } finally {
+      owned.delete(source.name);
+      metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 0);
+    }
+  };
+
+  let runs: Promise<unknown>[];
+  if (options.store.url === null) {
+    runs = sources.map((source) => observe(source, 0n, stop.signal));
+  } else {
+    leaseClient = createLeaseClient({ backend: 'postgres', url: options.store.url, table: 'CollectorLease', ensureTable: false });
+    const client = leaseClient;
+    runs = sources.map((source) =>
+      createLeaderElector({
+        client,
+        key: `source:${source.name}`,
+        holder: id,
+        ttlMs,
+        renewEveryMs: Math.max(200, Math.floor(ttlMs / 5)),
+        onStartedLeading: async (signal, token) => {
+          log(`observing ${source.name} (ownership token ${token})`);
+          await observe(source, token, signal);
+        },
+        onStoppedLeading: () => log(`no longer observing ${source.name}`),
+        onError: (error) => log(`ownership of ${source.name}: ${(error as Error)?.message ?? error}`),
+      }).run(stop.signal),
+    );
+  }
+  if (sources.length > 0) log(`${id} started for ${sources.length} source${sources.length === 1 ? '' : 's'}`);
+
+  return {
+    id,
+    owned: () => [...owned],
+    async stop() {
+      stop.abort();
+      await Promise.allSettled(runs);
+      await Promise.allSettled(sources.map((s) => s.close()));
+      await leaseClient?.close();
+    },
+  };
+}

@@ -1,0 +1,67 @@
+// Cross-process live updates. A collector in another process writes to the PostgreSQL store
+// and NOTIFYs "leasehold_changes"; this process LISTENs, reads what changed from the store,
+// and publishes it on its own bus, so /api/v1/stream shows changes whoever collected them.
+// Changes this process's own collector made are already on the bus and are skipped.
+import pg from 'pg';
+import type { Store } from '../db';
+import { toEventView, toLeaseView } from '../queries/leases';
+import { publish } from './bus';
+import { processCollector } from './process';
+
+const state = globalThis as typeof globalThis & { __leaseholdRelay?: { stop(): void } };
+
+type Payload = { collector: string; source: string; leases: string[] | null; events: string[] | null };
+
+export function ensureRelay(store: Store) {
+  if (state.__leaseholdRelay || store.url === null) return;
+  const url = store.url;
+  let stopped = false;
+  let client: pg.Client | null = null;
+
+  const relay = async (payload: Payload) => {
+    if (payload.collector === processCollector()?.id) return;
+    const leases = await store.prisma.lease.findMany({
+      where: payload.leases ? { id: { in: payload.leases } } : { sourceName: payload.source },
+    });
+    const source = await store.prisma.source.findUnique({ where: { name: payload.source }, select: { lastGoodReadAt: true } });
+    const now = Date.now();
+    for (const row of leases) publish({ type: 'lease', lease: toLeaseView(row, now, source?.lastGoodReadAt ?? null) });
+    if (payload.events?.length) {
+      const events = await store.prisma.leaseEvent.findMany({ where: { id: { in: payload.events.map((id) => BigInt(id)) } }, orderBy: { id: 'asc' } });
+      for (const event of events) publish({ type: 'event', event: toEventView(event) });
+    }
+  };
+
+  const connect = async () => {
+    while (!stopped) {
+      client = new pg.Client({ connectionString: url, application_name: 'leasehold-relay', connectionTimeoutMillis: 5_000 });
+      const ended = new Promise<void>((resolve) => {
+        client!.on('error', () => resolve());
+        client!.on('end', () => resolve());
+      });
+      try {
+        await client.connect();
+        client.on('notification', (message) => {
+          try {
+            void relay(JSON.parse(message.payload ?? '{}') as Payload).catch(() => {});
+          } catch {
+            // A payload we did not write: ignore it.
+          }
+        });
+        await client.query('LISTEN leasehold_changes');
+        await ended;
+      } catch {
+        // The store is unreachable: try again shortly.
+      }
+      await client.end().catch(() => {});
+      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  };
+  void connect();
+  state.__leaseholdRelay = {
+    stop() {
+      stopped = true;
+      void client?.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { diffLease, isFailover, type LeaseChange, type Observation, type ReadContext, type TrackedLease } from './observe';
+
+const read = (mono: number, extra: Partial<ReadContext> = {}): ReadContext => ({
+  source: 'redis-main',
+  backend: 'redis',
+  startedMono: mono,
+  startedWall: 1_800_000_000_000 + mono,
+  afterGap: false,
+  ...extra,
+});
+const held = (holder: string, token: number | null, remainingMs: number | null, extra: Partial<Observation> = {}): Observation => ({
+  key: 'lock:digest',
+  kind: 'lock',
+  holder,
+  token: token === null ? null : BigInt(token),
+  ttlMs: 30_000,
+  remainingMs,
+  candidates: [],
+  ...extra,
+});
+
+/** Feeds reads one after another; returns every change, tagged with the read's time. */
+function replay(steps: [number, Observation | undefined, Partial<ReadContext>?][]) {
+  let lease: TrackedLease | undefined;
+  const changes: (LeaseChange & { at: number })[] = [];
+  const renewals: { intervalMs: number; marginMs: number }[] = [];
+  for (const [mono, observation, extra] of steps) {
+    const result = diffLease(lease, observation, read(mono, extra));
+    lease = result.next;
+    for (const c of result.changes) changes.push({ ...c, at: c.atWall - 1_800_000_000_000 });
+    if (result.renewal) renewals.push({ intervalMs: result.renewal.intervalMs, marginMs: result.renewal.marginMs });
+  }
+  return { lease: lease!, changes, renewals, types: changes.map((c) => c.type) };
+}
+
+describe('diffLease', () => {
+  it('first sight of a held lease is an acquisition marked first seen, and not a transition', () => {
+    const { types, changes, lease } = replay([[1_000, held('w1', 7, 25_000)]]);
+    expect(types).toEqual(['acquired']);
+    expect(changes[0]!.detail).toEqual({ firstSeen: true });
+    expect(lease).toMatchObject({ state: 'held', holder: 'w1', token: 7n, transitions: 0, expiresAtMono: 26_000 });
+  });
+
+  it('a renewal moves the expiry forward: interval and margin come from the TTL, not the poll', () => {
+    // Granted at 0 (30 s), renewed at 10 s and 20 s; polled every 3 s.
+    const { renewals, types } = replay([
+      [1_000, held('w1', 7, 29_000)],
+      [4_000, held('w1', 7, 26_000)],
+      [11_000, held('w1', 7, 29_000)], // renewed at 10 s with 20 s left
+      [22_000, held('w1', 7, 28_000)], // renewed at 20 s with 20 s left
+    ]);
+    expect(types).toEqual(['acquired']);
+    expect(renewals).toEqual([
+      { intervalMs: 10_000, marginMs: 20_000 },
+      { intervalMs: 10_000, marginMs: 20_000 },
+    ]);
+  });
+
+  it('whole-second TTLs (etcd) do not look like renewals', () => {
+    const coarse = (remaining: number) => held('w1', 7, remaining, { precisionMs: 1_000, ttlMs: 10_000 });
+    const { renewals } = replay([
+      [0, coarse(9_000)],
+      [900, coarse(9_000)],
+      [1_800, coarse(8_000)],
+      [2_100, coarse(7_000)],
+    ]);
+    expect(renewals).toEqual([]);
+  });
+
+  it.each([
+    { name: 'gone before its expiry: released', goneAt: 5_000, expected: 'released', state: 'free' },
+    { name: 'gone after its expiry: expired (a missed renewal)', goneAt: 31_000, expected: 'expired', state: 'expired' },
+  ])('$name', ({ goneAt, expected, state }) => {
+    const { types, lease, changes } = replay([
+      [0, held('w1', 7, 30_000)],
+      [goneAt, undefined],
+    ]);
+    expect(types).toEqual(['acquired', expected]);
+    expect(lease).toMatchObject({ state, holder: null, lastHolder: 'w1', lastToken: 7n, transitions: 1 });
+    if (expected === 'expired') expect(changes[1]!.at).toBe(30_000);
+  });
+
+  it('a lapsed row (owner kept, expiry passed) is expired; a row marked free is released', () => {
+    expect(replay([[0, held('w1', 7, 30_000)], [31_000, held('w1', 7, -1_000)]]).types).toEqual(['acquired', 'expired']);
+    expect(replay([[0, held('w1', 7, 30_000)], [5_000, { ...held('w1', 7, 0), holder: null, released: true }]]).types).toEqual(['acquired', 'released']);
+  });
+
+  it('a lease that ended early (ShedLock moves lock_until back to now) is released', () => {
+    expect(replay([[0, held('w1', null, 30_000)], [5_000, held('w1', null, -10)]]).types).toEqual(['acquired', 'released']);
+  });
+
+  it('another holder after the old lease expired: expired, then acquired with the gap and the previous holder (a failover)', () => {
+    const { changes } = replay([
+      [0, held('w1', 7, 30_000)],
+      [20_000, held('w1', 7, 10_000)],
+      [35_000, held('w2', 8, 28_000)], // granted at 33 s: 3 s without a holder
+    ]);
+    expect(changes.slice(1).map(({ type, holder, previousHolder, gapMs, at }) => ({ type, holder, previousHolder, gapMs, at }))).toEqual([
+      { type: 'expired', holder: null, previousHolder: 'w1', gapMs: null, at: 30_000 },
+      { type: 'acquired', holder: 'w2', previousHolder: 'w1', gapMs: 3_000, at: 33_000 },
+    ]);
+    expect(isFailover(changes[2]!)).toBe(true);
+  });
+
+  it('another holder while the old lease was still valid: taken over, no gap', () => {
+    const { changes, lease } = replay([
+      [0, held('w1', 7, 30_000)],
+      [5_000, held('w2', 8, 29_000)],
+    ]);
+    expect(changes[1]).toMatchObject({ type: 'taken_over', holder: 'w2', previousHolder: 'w1', gapMs: 0 });
+    expect(lease).toMatchObject({ holder: 'w2', lastHolder: 'w1', transitions: 1 });
+  });
+
+  it('released, then acquired by someone else later: the acquisition carries the gap since the release', () => {
+    const { changes } = replay([
+      [0, held('w1', 7, 30_000)],
+      [5_000, undefined],
+      [9_000, held('w2', 8, 29_000)], // granted at 8 s
+    ]);
+    expect(changes.map((c) => c.type)).toEqual(['acquired', 'released', 'acquired']);
+    expect(changes[2]).toMatchObject({ previousHolder: 'w1', gapMs: 3_000, detail: { cause: 'released' } });
+  });
+
+  it('the same holder again with a new token is not a failover', () => {
+    const { changes } = replay([
+      [0, held('w1', 7, 30_000)],
+      [5_000, undefined],
+      [6_000, held('w1', 8, 30_000)],
+    ]);
+    expect(isFailover(changes[2]!)).toBe(false);
+  });
+
+  it('after a gap in observation, a new holder is an observation gap: no expiry, release or takeover is invented', () => {
+    const { types, changes } = replay([
+      [0, held('w1', 7, 30_000)],
+      [60_000, held('w2', 9, 29_000), { afterGap: true }],
+    ]);
+    expect(types).toEqual(['acquired', 'observation_gap']);
+    expect(changes[1]!.detail).toMatchObject({ before: { holder: 'w1', token: '7' }, after: { holder: 'w2', token: '9' } });
+  });
+
+  it('after a gap, a lease that is gone is an observation gap, not a release or an expiry', () => {
+    expect(replay([[0, held('w1', 7, 30_000)], [60_000, undefined, { afterGap: true }]]).types).toEqual(['acquired', 'observation_gap']);
+  });
+
+  it('a lower token than the last one seen is a token regression, even after a gap', () => {
+    expect(replay([[0, held('w1', 9, 30_000)], [40_000, undefined], [41_000, held('w2', 4, 30_000)]]).types).toEqual([
+      'acquired',
+      'expired',
+      'token_regression',
+      'acquired',
+    ]);
+    expect(replay([[0, held('w1', 9, 30_000)], [60_000, held('w2', 4, 30_000), { afterGap: true }]]).types).toContain('token_regression');
+  });
+
+  it('a value that cannot be interpreted makes the state unknown and claims nothing', () => {
+    const { types, lease } = replay([
+      [0, held('w1', 7, 30_000)],
+      [5_000, { ...held('w1', 7, 25_000), problem: 'the value is a hash, not a string' }],
+    ]);
+    expect(types).toEqual(['acquired']);
+    expect(lease).toMatchObject({ state: 'unknown', problem: 'the value is a hash, not a string' });
+  });
+
+  it('an advisory lock (no TTL) that disappears was released', () => {
+    const advisory = (holder: string): Observation => ({ key: 'advisory/42', kind: 'advisory', holder, token: null, ttlMs: null, remainingMs: null, candidates: [] });
+    expect(replay([[0, advisory('pid 10')], [1_000, undefined]]).types).toEqual(['acquired', 'released']);
+  });
+});

@@ -1,0 +1,466 @@
+// From reads to history: what the collector saw in one read of a lease, compared with what
+// it knew before, judged on the observer's own monotonic clock.
+//
+// Rules (DESIGN.md section 1):
+// - Expiry is estimated as read start + the remaining time the backend reported. The read
+//   start is the earliest the backend could have measured it, so the estimate is never late.
+// - A lease is `expired` only when a read shows it gone (or lapsed) at or after that estimate;
+//   gone earlier means `released`.
+// - A change of holder is `taken_over` when the old lease was still valid, otherwise
+//   `expired`/`released` followed by `acquired`, and the pair is a failover with its gap.
+// - After a read the collector could not make (an outage, a compacted watch, a handover), it
+//   knows the state before and after but not what happened between: `observation_gap`, and
+//   no expiry, release or failover is invented.
+import type { Backend, EventType, LeaseKind, LeaseState } from './types';
+
+/** One lease as an adapter read it. Values are already display-safe. */
+export type Observation = {
+  key: string;
+  kind: LeaseKind;
+  /** Who holds it, or null when nobody does. */
+  holder: string | null;
+  token: bigint | null;
+  /** The granted duration, when the backend records it. */
+  ttlMs: number | null;
+  /** Time left as the backend reported it during the read; null when it keeps no TTL (advisory locks). */
+  remainingMs: number | null;
+  /** How coarse remainingMs is (etcd reports whole seconds). */
+  precisionMs?: number;
+  /** The backend marks the lease explicitly released (a free row), as opposed to expired. */
+  released?: boolean;
+  candidates: { holder: string; token: bigint | null }[];
+  detail?: Record<string, unknown>;
+  /** Set when the backend holds something that cannot be interpreted: the state is unknown. */
+  problem?: string;
+};
+
+/** The circumstances of one read. */
+export type ReadContext = {
+  source: string;
+  backend: Backend;
+  /** Observer monotonic time (ms) when the read started. */
+  startedMono: number;
+  /** Wall clock (epoch ms) at the same moment, for the timestamps people read. */
+  startedWall: number;
+  /**
+   * Observer monotonic time when the read finished. The backend measured each remaining
+   * time somewhere between start and finish, so their difference bounds how wrong an
+   * expiry estimate can be (default: no uncertainty).
+   */
+  finishedMono?: number;
+  /** The collector could not watch before this read (outage, compaction, handover). */
+  afterGap: boolean;
+};
+
+export type TrackedLease = {
+  id: string;
+  source: string;
+  backend: Backend;
+  kind: LeaseKind;
+  key: string;
+  state: LeaseState;
+  holder: string | null;
+  token: bigint | null;
+  lastHolder: string | null;
+  lastToken: bigint | null;
+  ttlMs: number | null;
+  /** Estimated expiry on the observer's monotonic clock; null without a TTL. */
+  expiresAtMono: number | null;
+  /** How late the real expiry may be compared with the estimate (the read's duration plus the backend's precision). */
+  expiryUncertaintyMs: number;
+  expiresAtWall: number | null;
+  /** When the current grant began (estimated), wall clock. */
+  acquiredAtWall: number | null;
+  /** When it was last renewed (estimated), wall clock; null before the first renewal. */
+  renewedAtWall: number | null;
+  /** Estimated time of the grant or last renewal, monotonic: the start of the next interval. */
+  lastRenewalMono: number | null;
+  observedAtMono: number;
+  observedAtWall: number;
+  stale: boolean;
+  candidates: { holder: string; token: bigint | null }[];
+  transitions: number;
+  /** How the last grant ended, for pairing it with the next acquisition into a failover. */
+  ended: { holder: string; token: bigint | null; atMono: number; atWall: number; cause: 'expired' | 'released' } | null;
+  problem: string | null;
+  detail: Record<string, unknown> | null;
+  /** Sequence of the last event of this lease (events are unique per lease and sequence). */
+  eventSeq: number;
+  /** Sequence of the last renewal (the raw-renewal ring's slot is this modulo its size). */
+  renewalSeq: number;
+};
+
+export type LeaseChange = {
+  type: EventType;
+  atWall: number;
+  holder: string | null;
+  previousHolder: string | null;
+  token: bigint | null;
+  previousToken: bigint | null;
+  gapMs: number | null;
+  detail: Record<string, unknown> | null;
+};
+
+export type Renewal = {
+  atWall: number;
+  holder: string;
+  /** Since the previous renewal or the grant. */
+  intervalMs: number;
+  /** Time that was left just before the renewal. */
+  marginMs: number;
+  ttlMs: number | null;
+};
+
+export type DiffResult = {
+  next: TrackedLease | undefined;
+  changes: LeaseChange[];
+  renewal: Renewal | null;
+};
+
+/** Extra slack for timing noise beyond an observation's own precision. */
+export const TIMING_SLACK_MS = 5;
+
+const isHeld = (o: Observation | undefined): o is Observation & { holder: string } =>
+  o !== undefined && o.holder !== null && !o.problem && (o.remainingMs === null || o.remainingMs > 0);
+
+export function leaseIdOf(source: string, key: string): string {
+  return `${source}/${key}`;
+}
+
+/** Compares what was known with what one read shows. Pure: time comes from `read`. */
+export function diffLease(prev: TrackedLease | undefined, observation: Observation | undefined, read: ReadContext): DiffResult {
+  const now = read.startedMono;
+  const toWall = (mono: number) => Math.round(read.startedWall + (mono - now));
+  const uncertainty = (observation?.precisionMs ?? 0) + Math.max(0, (read.finishedMono ?? now) - now);
+  // Two estimates differ by more than noise only beyond both of their uncertainties.
+  const slack = uncertainty + (prev?.expiryUncertaintyMs ?? 0) + TIMING_SLACK_MS;
+  const changes: LeaseChange[] = [];
+  let renewal: Renewal | null = null;
+
+  if (!prev && !observation) return { next: undefined, changes, renewal };
+  const key = observation?.key ?? prev!.key;
+  const base: TrackedLease = prev
+    ? { ...prev, stale: false, observedAtMono: now, observedAtWall: read.startedWall }
+    : {
+        id: leaseIdOf(read.source, key),
+        source: read.source,
+        backend: read.backend,
+        kind: observation!.kind,
+        key,
+        state: 'free',
+        holder: null,
+        token: null,
+        lastHolder: null,
+        lastToken: null,
+        ttlMs: null,
+        expiresAtMono: null,
+        expiryUncertaintyMs: 0,
+        expiresAtWall: null,
+        acquiredAtWall: null,
+        renewedAtWall: null,
+        lastRenewalMono: null,
+        observedAtMono: now,
+        observedAtWall: read.startedWall,
+        stale: false,
+        candidates: [],
+        transitions: 0,
+        ended: null,
+        problem: null,
+        detail: null,
+        eventSeq: 0,
+        renewalSeq: 0,
+      };
+  const next: TrackedLease = base;
+  if (observation) {
+    next.kind = observation.kind;
+    next.candidates = observation.candidates;
+    next.detail = observation.detail ?? null;
+    next.problem = observation.problem ?? null;
+  }
+  const push = (change: Omit<LeaseChange, 'detail'> & { detail?: Record<string, unknown> | null }) =>
+    changes.push({ ...change, detail: change.detail ?? null });
+
+  // A value that cannot be interpreted: claim nothing about the lease.
+  if (observation?.problem) {
+    next.state = 'unknown';
+    return { next, changes, renewal };
+  }
+
+  const wasHeld = prev?.state === 'held' && prev.holder !== null;
+  const nowHeld = isHeld(observation);
+  const expiryOf = (o: Observation) => (o.remainingMs === null ? null : now + o.remainingMs);
+  // When the current grant (or renewal) happened, estimated from its expiry and TTL.
+  const grantTimeOf = (o: Observation, floor: number) => {
+    const expiry = expiryOf(o);
+    const ttl = o.ttlMs ?? null;
+    if (expiry === null || ttl === null) return now;
+    return Math.min(now, Math.max(floor, expiry - ttl));
+  };
+
+  // Tokens only go up: a lower token than the last known one is a correctness alarm,
+  // whatever else happened (even across an outage).
+  if (nowHeld && observation.token !== null) {
+    const known = prev?.token ?? prev?.lastToken ?? null;
+    if (known !== null && observation.token < known) {
+      push({
+        type: 'token_regression',
+        atWall: read.startedWall,
+        holder: observation.holder,
+        previousHolder: prev?.holder ?? prev?.lastHolder ?? null,
+        token: observation.token,
+        previousToken: known,
+        gapMs: null,
+      });
+    }
+  }
+
+  const hold = (o: Observation & { holder: string }, grantMono: number, renewedWall: number | null) => {
+    next.state = 'held';
+    next.holder = o.holder;
+    next.token = o.token;
+    // Without a recorded TTL, the remaining time of a fresh grant is the best estimate of it
+    // (raised later if a renewal shows more).
+    next.ttlMs = o.ttlMs ?? (o.remainingMs !== null && o.remainingMs > 0 ? o.remainingMs : null);
+    const expiry = expiryOf(o);
+    next.expiresAtMono = expiry;
+    next.expiryUncertaintyMs = uncertainty;
+    next.expiresAtWall = expiry === null ? null : toWall(expiry);
+    next.acquiredAtWall = toWall(grantMono);
+    next.renewedAtWall = renewedWall;
+    next.lastRenewalMono = grantMono;
+  };
+  const release = (o: Observation | undefined, cause: 'expired' | 'released', atMono: number) => {
+    next.state = cause === 'expired' ? 'expired' : 'free';
+    next.lastHolder = prev!.holder;
+    next.lastToken = prev!.token;
+    next.holder = null;
+    next.token = null;
+    next.expiresAtMono = o ? expiryOf(o) : null;
+    next.expiresAtWall = next.expiresAtMono === null ? null : toWall(next.expiresAtMono);
+    next.renewedAtWall = null;
+    next.lastRenewalMono = null;
+    next.ended = { holder: prev!.holder!, token: prev!.token, atMono, atWall: toWall(atMono), cause };
+  };
+
+  // ------------------------------------------------------------------ held before
+  if (wasHeld && nowHeld && observation.holder === prev.holder && observation.token === prev.token) {
+    // Same grant. A renewal moved its expiry forward by more than the reading's precision.
+    const expiry = expiryOf(observation);
+    if (expiry !== null && prev.expiresAtMono !== null && expiry > prev.expiresAtMono + slack) {
+      const renewedAt = grantTimeOf(observation, prev.observedAtMono);
+      const previous = prev.lastRenewalMono ?? renewedAt;
+      renewal = {
+        atWall: toWall(renewedAt),
+        holder: observation.holder,
+        intervalMs: Math.max(0, Math.round(renewedAt - previous)),
+        marginMs: Math.max(0, Math.round(prev.expiresAtMono - renewedAt)),
+        ttlMs: observation.ttlMs ?? prev.ttlMs,
+      };
+      next.expiresAtMono = expiry;
+      next.expiryUncertaintyMs = uncertainty;
+      next.expiresAtWall = toWall(expiry);
+      next.renewedAtWall = toWall(renewedAt);
+      next.lastRenewalMono = renewedAt;
+      if (observation.ttlMs !== null) next.ttlMs = observation.ttlMs;
+      else if (observation.remainingMs !== null && (next.ttlMs ?? 0) < observation.remainingMs) next.ttlMs = observation.remainingMs;
+    } else if (observation.ttlMs === null && observation.remainingMs !== null && (next.ttlMs ?? 0) < observation.remainingMs) {
+      next.ttlMs = observation.remainingMs;
+    }
+    return { next, changes, renewal };
+  }
+
+  if (wasHeld && nowHeld) {
+    // Another grant: a new holder, or the same holder with a new token.
+    const grantMono = grantTimeOf(observation, prev.observedAtMono);
+    if (read.afterGap) {
+      push({ ...gapChange(prev, observation, read), atWall: read.startedWall });
+      hold(observation, grantMono, null);
+      next.lastHolder = prev.holder;
+      next.lastToken = prev.token;
+      next.ended = null;
+      return { next, changes, renewal };
+    }
+    const oldExpiry = prev.expiresAtMono;
+    if (oldExpiry !== null && oldExpiry <= grantMono + slack) {
+      // The old grant ran out first; then someone acquired: a missed renewal and a failover.
+      push({ type: 'expired', atWall: toWall(oldExpiry), holder: null, previousHolder: prev.holder, token: null, previousToken: prev.token, gapMs: null });
+      push({
+        type: 'acquired',
+        atWall: toWall(grantMono),
+        holder: observation.holder,
+        previousHolder: prev.holder,
+        token: observation.token,
+        previousToken: prev.token,
+        gapMs: Math.max(0, Math.round(grantMono - oldExpiry)),
+        detail: { cause: 'expired' },
+      });
+      next.transitions += 2;
+    } else {
+      push({
+        type: 'taken_over',
+        atWall: toWall(grantMono),
+        holder: observation.holder,
+        previousHolder: prev.holder,
+        token: observation.token,
+        previousToken: prev.token,
+        gapMs: 0,
+      });
+      next.transitions += 1;
+    }
+    hold(observation, grantMono, null);
+    next.lastHolder = prev.holder;
+    next.lastToken = prev.token;
+    next.ended = null;
+    return { next, changes, renewal };
+  }
+
+  if (wasHeld && !nowHeld) {
+    if (read.afterGap) {
+      push({ ...gapChange(prev, observation, read), atWall: read.startedWall });
+      next.state = observation && observation.holder !== null && !observation.released ? 'expired' : 'free';
+      next.lastHolder = prev.holder;
+      next.lastToken = prev.token;
+      next.holder = null;
+      next.token = null;
+      next.ended = null;
+      return { next, changes, renewal };
+    }
+    // Gone or lapsed. Expired if our expiry estimate has passed (or the backend says the
+    // lease ran out at about that time); released if it ended earlier than it could expire.
+    const oldExpiry = prev.expiresAtMono;
+    const reportedEnd = observation ? expiryOf(observation) : null;
+    const endedEarly =
+      observation?.released === true ||
+      (oldExpiry === null ? true : reportedEnd !== null ? reportedEnd < oldExpiry - slack : oldExpiry > now + slack);
+    if (endedEarly) {
+      const atMono = reportedEnd !== null && reportedEnd <= now ? Math.max(prev.observedAtMono, reportedEnd) : now;
+      push({ type: 'released', atWall: toWall(atMono), holder: null, previousHolder: prev.holder, token: null, previousToken: prev.token, gapMs: null });
+      release(observation, 'released', atMono);
+    } else {
+      push({ type: 'expired', atWall: toWall(oldExpiry!), holder: null, previousHolder: prev.holder, token: null, previousToken: prev.token, gapMs: null });
+      release(observation, 'expired', oldExpiry!);
+    }
+    next.transitions += 1;
+    return { next, changes, renewal };
+  }
+
+  // ------------------------------------------------------------------ not held before
+  if (nowHeld) {
+    // First sight: the grant (or its last renewal) may be long past, so no lower bound.
+    const grantMono = grantTimeOf(observation, prev?.observedAtMono ?? -Infinity);
+    const ended = prev?.ended ?? null;
+    const detail: Record<string, unknown> = {};
+    let previousHolder: string | null = null;
+    let previousToken: bigint | null = null;
+    let gapMs: number | null = null;
+    if (!prev) detail.firstSeen = true;
+    else if (read.afterGap) detail.afterGap = true;
+    else if (ended) {
+      // Paired with how the previous grant ended: a failover when someone else took it.
+      previousHolder = ended.holder;
+      previousToken = ended.token;
+      gapMs = Math.max(0, Math.round(grantMono - ended.atMono));
+      detail.cause = ended.cause;
+    }
+    push({ type: 'acquired', atWall: toWall(grantMono), holder: observation.holder, previousHolder, token: observation.token, previousToken, gapMs, detail });
+    if (prev) next.transitions += 1;
+    hold(observation, grantMono, null);
+    // First sight shows when it was last granted *or renewed*; when it was acquired is unknown.
+    if (!prev) next.acquiredAtWall = null;
+    next.ended = null;
+    return { next, changes, renewal };
+  }
+
+  // Not held before, not held now: keep the picture current (an expired row, a free key).
+  if (observation) {
+    next.state = observation.holder !== null && !observation.released ? 'expired' : next.state === 'expired' ? 'expired' : 'free';
+    if (observation.holder !== null) next.lastHolder = observation.holder;
+    if (observation.token !== null) next.lastToken = observation.token;
+    next.expiresAtMono = expiryOf(observation);
+    next.expiresAtWall = next.expiresAtMono === null ? null : toWall(next.expiresAtMono);
+  }
+  return { next, changes, renewal };
+}
+
+function gapChange(prev: TrackedLease, observation: Observation | undefined, read: ReadContext): Omit<LeaseChange, 'atWall'> {
+  const holder = isHeld(observation) ? observation.holder : null;
+  const token = isHeld(observation) ? observation.token : null;
+  return {
+    type: 'observation_gap',
+    holder,
+    previousHolder: prev.holder,
+    token,
+    previousToken: prev.token,
+    gapMs: null,
+    detail: {
+      lastSeenAt: new Date(prev.observedAtWall).toISOString(),
+      seenAgainAt: new Date(read.startedWall).toISOString(),
+      before: { holder: prev.holder, token: prev.token?.toString() ?? null },
+      after: { holder, token: token?.toString() ?? null },
+    },
+  };
+}
+
+/** Marks every lease of a source that could not be read: nothing is claimed, nothing is invented. */
+export function markStale(lease: TrackedLease): TrackedLease {
+  return lease.stale ? lease : { ...lease, stale: true };
+}
+
+/** Holder changes among events: what the failovers page lists. */
+export function isFailover(change: Pick<LeaseChange, 'type' | 'holder' | 'previousHolder'>): boolean {
+  if (change.type === 'taken_over' || change.type === 'force_expired' || change.type === 'force_released') return true;
+  return change.type === 'acquired' && change.previousHolder !== null && change.previousHolder !== change.holder;
+}
+
+/** The state one read shows on its own, without history (for `leasehold snapshot`). */
+export function stateOf(observation: Observation): LeaseState {
+  if (observation.problem) return 'unknown';
+  if (isHeld(observation)) return 'held';
+  return observation.holder !== null && !observation.released ? 'expired' : 'free';
+}
+
+export type AppliedRead = {
+  /** Leases whose stored row must change (new, changed, renewed, no longer stale). */
+  dirty: TrackedLease[];
+  /** Changes with the sequence number each is stored under: a retried write never duplicates one. */
+  events: { lease: TrackedLease; seq: number; change: LeaseChange }[];
+  renewals: { lease: TrackedLease; seq: number; renewal: Renewal }[];
+};
+
+/**
+ * Applies one read to what is known about a source's leases (updated in place).
+ * `covered`: the keys a partial read speaks for; omitted for a full snapshot, where every
+ * known lease missing from the read is gone.
+ */
+export function applyRead(known: Map<string, TrackedLease>, observations: readonly Observation[], read: ReadContext, covered?: readonly string[]): AppliedRead {
+  const byKey = new Map(observations.map((o) => [o.key, o]));
+  const keys = new Set<string>(covered ?? known.keys());
+  for (const key of byKey.keys()) keys.add(key);
+  const result: AppliedRead = { dirty: [], events: [], renewals: [] };
+  for (const key of keys) {
+    const prev = known.get(key);
+    const { next, changes, renewal } = diffLease(prev, byKey.get(key), read);
+    if (!next) continue;
+    for (const change of changes) result.events.push({ lease: next, seq: ++next.eventSeq, change });
+    if (renewal) result.renewals.push({ lease: next, seq: ++next.renewalSeq, renewal });
+    if (!prev || changes.length > 0 || renewal || rowChanged(prev, next)) result.dirty.push(next);
+    known.set(key, next);
+  }
+  return result;
+}
+
+/** Whether what the stored row shows differs (timing noise in expiry estimates does not count). */
+function rowChanged(prev: TrackedLease, next: TrackedLease): boolean {
+  return (
+    prev.stale !== next.stale ||
+    prev.state !== next.state ||
+    prev.holder !== next.holder ||
+    prev.token !== next.token ||
+    prev.problem !== next.problem ||
+    prev.kind !== next.kind ||
+    prev.ttlMs !== next.ttlMs ||
+    prev.candidates.length !== next.candidates.length ||
+    prev.candidates.some((c, i) => c.holder !== next.candidates[i]!.holder || c.token !== next.candidates[i]!.token) ||
+    JSON.stringify(prev.detail) !== JSON.stringify(next.detail)
+  );
+}

@@ -1,0 +1,44 @@
+// The one contract every backend adapter implements. The collector talks only to this.
+import type { Observation } from '../domain/observe';
+import type { Backend } from '../domain/types';
+
+/** What a source reports about the backend itself (etcd's Raft status, Redlock instances...). */
+export type SourceStatusDetail = Record<string, unknown>;
+
+export type SourceSnapshot = {
+  /** Every lease the source can see, one per key. */
+  observations: Observation[];
+  status: SourceStatusDetail | null;
+};
+
+/**
+ * A push source says something may have changed. `keys`: re-read these leases. `full`:
+ * re-read everything. `gap`: events may have been lost (an etcd watch behind a compaction):
+ * the next read cannot be diffed as if nothing was missed.
+ */
+export type ChangeHint = { keys?: string[]; full?: boolean; gap?: boolean; reason?: string };
+
+export interface LeaseSource {
+  readonly name: string;
+  readonly backend: Backend;
+  /** How often it should be polled (the push stream, if any, comes on top). */
+  readonly pollMs: number;
+  /**
+   * One read of every lease the source can see (discovery included) and of its status.
+   * Fails with SourceUnavailableError when it cannot read; it never returns half a picture
+   * as if it were whole.
+   */
+  snapshot(signal: AbortSignal): Promise<SourceSnapshot>;
+  /**
+   * Re-reads only what a change hint named (hint keys are the adapter's own and opaque to
+   * the caller). `covered` lists the lease keys the read speaks for: one of them missing
+   * from `observations` no longer exists. Fails with SourceUnavailableError like snapshot().
+   */
+  readKeys?(keys: string[], signal: AbortSignal): Promise<{ covered: string[]; observations: Observation[] }>;
+  /**
+   * Pushes change hints until `signal` aborts; resolves then. Absent, or resolving early,
+   * means polling only. Never throws: losing the stream only delays what polling will see.
+   */
+  watch?(onHint: (hint: ChangeHint) => void, signal: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
