@@ -168,3 +168,28 @@ describe('diffLease', () => {
     expect(replay([[0, advisory('pid 10')], [1_000, undefined]]).types).toEqual(['acquired', 'released']);
   });
 });
+
+describe('diffLease: elections', () => {
+  it('the next candidate taking over when the leader expired: expired, then acquired with no gap', () => {
+    const election = (holder: string, token: number, remaining: number, candidates: [string, number][] = []): Observation => ({
+      key: 'election/digest',
+      kind: 'election',
+      holder,
+      token: BigInt(token),
+      ttlMs: 10_000,
+      remainingMs: remaining,
+      precisionMs: 1_000,
+      candidates: candidates.map(([h, t]) => ({ holder: h, token: BigInt(t) })),
+    });
+    const { changes } = replay([
+      [0, election('a', 10, 10_000, [['b', 11]])],
+      [5_000, election('a', 10, 5_000, [['b', 11]])],
+      // a was killed at 5 s: its lease ran out at 10 s, and b (kept alive all along) leads.
+      [11_000, election('b', 11, 9_000)],
+    ]);
+    expect(changes.slice(1).map(({ type, holder, previousHolder, gapMs, at }) => ({ type, holder, previousHolder, gapMs, at }))).toEqual([
+      { type: 'expired', holder: null, previousHolder: 'a', gapMs: null, at: 10_000 },
+      { type: 'acquired', holder: 'b', previousHolder: 'a', gapMs: 0, at: 10_000 },
+    ]);
+  });
+});

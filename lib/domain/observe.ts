@@ -270,8 +270,12 @@ export function diffLease(prev: TrackedLease | undefined, observation: Observati
   }
 
   if (wasHeld && nowHeld) {
-    // Another grant: a new holder, or the same holder with a new token.
-    const grantMono = grantTimeOf(observation, prev.observedAtMono);
+    // Another grant: a new holder, or the same holder with a new token. A candidate that was
+    // queued behind the old holder (an etcd election or mutex) took over the moment the old
+    // holder's key went away, not when its own lease was last kept alive.
+    const wasQueued = prev.candidates.some((c) => c.holder === observation.holder && c.token === observation.token);
+    const queuedSince = prev.expiresAtMono !== null ? Math.min(now, Math.max(prev.observedAtMono, prev.expiresAtMono)) : now;
+    const grantMono = wasQueued ? queuedSince : grantTimeOf(observation, prev.observedAtMono);
     if (read.afterGap) {
       push({ ...gapChange(prev, observation, read), atWall: read.startedWall });
       hold(observation, grantMono, null);

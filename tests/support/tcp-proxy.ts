@@ -6,6 +6,8 @@ import net from 'node:net';
 export type TcpProxy = {
   port: number;
   partition(on: boolean): void;
+  /** Drops every open connection (the clients see them reset and reconnect). */
+  reset(): void;
   close(): Promise<void>;
 };
 
@@ -34,6 +36,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     port: (server.address() as net.AddressInfo).port,
     partition(on) {
       partitioned = on;
+    },
+    reset() {
+      for (const socket of sockets) socket.destroy();
     },
     async close() {
       for (const socket of sockets) socket.destroy();

@@ -130,10 +130,10 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
     leaseKeyOf: (kv: IKeyValue) => string,
     onHint: (hint: ChangeHint) => void,
     signal: AbortSignal,
-  ): Promise<'aborted' | 'compacted' | 'failed'> {
+  ): Promise<'aborted' | 'compacted' | 'canceled' | 'failed'> {
     const watchers: Watcher[] = [];
-    let finish: (how: 'aborted' | 'compacted' | 'failed') => void = () => {};
-    const ended = new Promise<'aborted' | 'compacted' | 'failed'>((resolve) => (finish = resolve));
+    let finish: (how: 'aborted' | 'compacted' | 'canceled' | 'failed') => void = () => {};
+    const ended = new Promise<'aborted' | 'compacted' | 'canceled' | 'failed'>((resolve) => (finish = resolve));
     const onAbort = () => finish('aborted');
     signal.addEventListener('abort', onAbort, { once: true });
     const onKv = (kv: IKeyValue) => {
@@ -146,7 +146,8 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
         watchers.push(watcher);
         watcher.on('put', onKv);
         watcher.on('delete', onKv);
-        watcher.on('error', (error: Error) => finish(/compacted/i.test(error.message) ? 'compacted' : 'failed'));
+        // etcd cancels a watch whose start revision was compacted away; 3.4 gives no reason.
+        watcher.on('error', (error: Error) => finish(/compacted/i.test(error.message) ? 'compacted' : /canceled/i.test(error.message) ? 'canceled' : 'failed'));
       }
       if (signal.aborted) return 'aborted';
       return await ended;
@@ -154,7 +155,11 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
       return /compacted/i.test((error as Error)?.message ?? '') ? 'compacted' : 'failed';
     } finally {
       signal.removeEventListener('abort', onAbort);
-      for (const watcher of watchers) await watcher.cancel().catch(() => {});
+      // cancel() waits for the watcher to be connected first, which a cancelled one never
+      // will be again: do not wait for it longer than a moment.
+      await Promise.all(
+        watchers.map((watcher) => Promise.race([watcher.cancel().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 1_000))])),
+      );
     }
   }
 
@@ -230,8 +235,17 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
           await new Promise((resolve) => setTimeout(resolve, 1_000));
           continue;
         }
-        const ended = await watchRound(from, leaseKeyOf, onHint, signal);
+        let ended = await watchRound(from, leaseKeyOf, onHint, signal);
         if (ended === 'aborted') return;
+        if (ended === 'canceled') {
+          // Was it a compaction? A read at the revision we resumed from says so.
+          ended = await client.kv
+            .range({ key: Buffer.from(config.prefixes[0]!, 'latin1'), revision: lastRevision ? (BigInt(lastRevision) + 1n).toString() : from, limit: 1 })
+            .then(
+              () => 'failed' as const,
+              (error: Error) => (/compacted/i.test(error.message) ? ('compacted' as const) : ('failed' as const)),
+            );
+        }
         if (ended === 'compacted') {
           // Events between the last revision seen and the compaction are gone: say so.
           lastRevision = null;

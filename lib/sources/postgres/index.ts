@@ -39,21 +39,26 @@ function quoteTable(table: string): string {
     .join('.');
 }
 
-/** The SELECT for one configured table, in a shape common to both layouts. */
-function tableQuery(table: string, format: 'leasehold' | 'shedlock'): string {
+/**
+ * The SELECT for one configured table, in a shape common to both layouts. A timestamp
+ * column without a time zone is read as UTC: that is what ShedLock writes (its "use DB time"
+ * statements store timezone('utc', now())), whatever the session's time zone.
+ */
+function tableQuery(table: string, format: 'leasehold' | 'shedlock', withoutZone: Set<string>): string {
   const t = quoteTable(table);
+  const at = (column: string) => (withoutZone.has(column) ? `(${column} AT TIME ZONE 'UTC')` : column);
   if (format === 'leasehold') {
     return `SELECT name::text AS name, owner::text AS holder, token::text AS token,
-                   (EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::float8 AS remaining_ms, NULL::float8 AS ttl_ms
+                   (EXTRACT(EPOCH FROM (${at('expires_at')} - now())) * 1000)::float8 AS remaining_ms, NULL::float8 AS ttl_ms
               FROM ${t}`;
   }
   return `SELECT name::text AS name, locked_by::text AS holder, NULL::text AS token,
-                 (EXTRACT(EPOCH FROM (lock_until - now())) * 1000)::float8 AS remaining_ms,
-                 (EXTRACT(EPOCH FROM (lock_until - locked_at)) * 1000)::float8 AS ttl_ms
+                 (EXTRACT(EPOCH FROM (${at('lock_until')} - now())) * 1000)::float8 AS remaining_ms,
+                 (EXTRACT(EPOCH FROM (${at('lock_until')} - ${at('locked_at')})) * 1000)::float8 AS ttl_ms
             FROM ${t}`;
 }
 
-const EXPECTED_COLUMNS = { leasehold: 'name, owner, expires_at, token', shedlock: 'name, lock_until, locked_at, locked_by' };
+const EXPECTED_COLUMNS = { leasehold: ['name', 'owner', 'expires_at', 'token'], shedlock: ['name', 'lock_until', 'locked_at', 'locked_by'] };
 
 const ADVISORY_QUERY = `
   SELECT l.classid::int8 AS classid, l.objid::int8 AS objid, l.objsubid::int AS objsubid, l.granted, l.mode, l.pid,
@@ -96,18 +101,45 @@ export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs
     return new SourceUnavailableError(config.name, `${what}: ${code && !message.includes(code) ? `${code} ` : ''}${message}`, { cause: error });
   };
 
+  // Each table's layout is checked once (and again after any failure): the columns it must
+  // have, and which timestamps carry no time zone.
+  const layouts = new Map<string, Set<string>>();
+
+  async function layoutOf(client: pg.PoolClient, table: string, format: 'leasehold' | 'shedlock'): Promise<Set<string>> {
+    const known = layouts.get(table);
+    if (known) return known;
+    const [schema, name] = table.includes('.') ? table.split('.') : [null, table];
+    const { rows } = await client.query<{ column_name: string; data_type: string }>(
+      `SELECT column_name, data_type FROM information_schema.columns
+        WHERE table_schema = COALESCE($1, current_schema()) AND table_name = $2`,
+      [schema, name],
+    );
+    if (rows.length === 0) {
+      throw new SourceUnavailableError(config.name, `table ${table} (format ${format}) does not exist, or this user cannot see it`);
+    }
+    const found = new Map(rows.map((r) => [r.column_name, r.data_type]));
+    const missing = EXPECTED_COLUMNS[format].filter((column) => !found.has(column));
+    if (missing.length > 0) {
+      throw new SourceUnavailableError(
+        config.name,
+        `table ${table} is not in the ${format} layout: it has no column ${missing.join(', ')} (expected ${EXPECTED_COLUMNS[format].join(', ')}; found ${[...found.keys()].join(', ')})`,
+      );
+    }
+    const withoutZone = new Set([...found].filter(([, type]) => type === 'timestamp without time zone').map(([column]) => column));
+    layouts.set(table, withoutZone);
+    return withoutZone;
+  }
+
   async function readTable(client: pg.PoolClient, table: string, format: 'leasehold' | 'shedlock'): Promise<Observation[]> {
     let rows: TableRow[];
     try {
-      rows = (await client.query<TableRow>(tableQuery(table, format))).rows;
+      rows = (await client.query<TableRow>(tableQuery(table, format, await layoutOf(client, table, format)))).rows;
     } catch (error) {
+      layouts.delete(table);
+      if (error instanceof SourceUnavailableError) throw error;
       const code = (error as { code?: string }).code;
-      if (code === '42P01' || code === '42703' || code === '42883') {
-        throw new SourceUnavailableError(
-          config.name,
-          `table ${table} (format ${format}): ${(error as Error).message}; expected the columns ${EXPECTED_COLUMNS[format]}`,
-          { cause: error },
-        );
+      if (code === '42P01' || code === '42703' || code === '42883' || code === '22P02' || code === '42804') {
+        throw new SourceUnavailableError(config.name, `table ${table} (format ${format}): ${(error as Error).message}`, { cause: error });
       }
       throw unavailable(error, `reading table ${table}`);
     }

@@ -104,12 +104,14 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
   }
 
   /** One key's observation from what each instance said about it (one entry per answering instance). */
-  function observe(raw: RawKey, views: (KeyRead | undefined)[]): Observation | null {
+  function observe(raw: RawKey, views: (KeyRead | undefined)[], allKeys: Set<RawKey>): Observation | null {
     const key = displayText(toBuffer(raw));
     const present = views.filter((v): v is KeyRead => v !== undefined && v.type !== 'none');
     if (present.length === 0) return null;
-    // A fence counter of a free lock is not a lease of its own.
-    if (raw.endsWith(suffix) && present.every((v) => v.type === 'string' && isCounter(v.value))) return null;
+    // A fence is not a lease of its own: a counter named like one, or anything beside its lock key.
+    if (raw.endsWith(suffix) && (allKeys.has(raw.slice(0, -suffix.length)) || present.every((v) => v.type === 'string' && isCounter(v.value)))) {
+      return null;
+    }
     const wrongType = present.find((v) => v.type !== 'string');
     if (wrongType) {
       return { key, kind: 'lock', holder: null, token: null, ttlMs: null, remainingMs: null, candidates: [], problem: `the key holds a ${wrongType.type}, not a string: it is not a lock this source can read` };
@@ -183,7 +185,11 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
     for (const reads of perInstance) for (const key of reads?.keys() ?? []) allKeys.add(key);
     const observations: Observation[] = [];
     for (const raw of allKeys) {
-      const observation = observe(raw, perInstance.map((reads) => (reads ? (reads.get(raw) ?? { type: 'none', value: null, pttl: -2, fence: null }) : undefined)));
+      const observation = observe(
+        raw,
+        perInstance.map((reads) => (reads ? (reads.get(raw) ?? { type: 'none', value: null, pttl: -2, fence: null }) : undefined)),
+        allKeys,
+      );
       if (observation) observations.push(observation);
     }
     return observations;

@@ -1,0 +1,105 @@
+// Values read from backends are untrusted: binary, huge, of another type, with control
+// characters, or tables of another shape. Each is shown safely or reported by name; no read
+// fails because of one bad key, and nothing crashes.
+import { randomBytes } from 'node:crypto';
+import { Etcd3 } from 'etcd3';
+import Redis from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SourceUnavailableError } from '../../lib/sources/errors';
+import { createSource } from '../../lib/sources/registry';
+import { createPostgresDatabase, type TestDatabase } from '../support/databases';
+import { testServices } from '../support/services';
+
+const services = testServices();
+const unique = () => randomBytes(3).toString('hex');
+
+describe('redis: untrusted keys and values', () => {
+  const redis = new Redis(services.redisUrl);
+  const prefix = `bad${unique()}:`;
+  const source = createSource({ name: 'r', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`], fenceSuffix: ':fence', keyspaceNotifications: 'off' }, 1_000);
+  afterAll(async () => {
+    await source.close();
+    redis.disconnect();
+  });
+
+  it('shows binary, huge and control-character values escaped and cut, reports other types, and keeps reading', async () => {
+    await redis.set(`${prefix}binary`, Buffer.from([0xff, 0x00, 0x41, 0x1b]), 'PX', 60_000);
+    await redis.set(`${prefix}huge`, 'x'.repeat(1_000_000), 'PX', 60_000);
+    await redis.set(Buffer.concat([Buffer.from(prefix), Buffer.from('ctl\n\u0007key')]), 'holder\r\n', 'PX', 60_000);
+    await redis.hset(`${prefix}hash`, 'a', '1');
+    await redis.set(`${prefix}fenced`, 'w1', 'PX', 60_000);
+    await redis.set(`${prefix}fenced:fence`, 'not-a-number');
+    await redis.set(`${prefix}ok`, 'worker-1', 'PX', 60_000);
+    const { observations } = await source.snapshot(AbortSignal.timeout(10_000));
+    const byKey = new Map(observations.map((o) => [o.key, o]));
+    expect(byKey.get(`${prefix}binary`)?.holder).toBe('\\xff\\x00A\\x1b');
+    expect(Array.from(byKey.get(`${prefix}huge`)!.holder!).length).toBe(200);
+    expect(byKey.get(`${prefix}ctl\\x0a\\x07key`)?.holder).toBe('holder\\x0d\\x0a');
+    expect(byKey.get(`${prefix}hash`)?.problem).toBe('the key holds a hash, not a string: it is not a lock this source can read');
+    expect(byKey.get(`${prefix}fenced`)).toMatchObject({ holder: 'w1', token: null, detail: { fence: 'the fence counter holds "not-a-number", not a number' } });
+    expect(byKey.get(`${prefix}ok`)).toMatchObject({ holder: 'worker-1' });
+    // A fence counter is not a lease of its own.
+    expect(byKey.has(`${prefix}fenced:fence`)).toBe(false);
+  });
+});
+
+describe('postgres: untrusted rows and tables of another shape', () => {
+  let db: TestDatabase & { url: string };
+  beforeAll(async () => {
+    db = await createPostgresDatabase('lh_input');
+    const sql = new pg.Client(db.url);
+    await sql.connect();
+    await sql.query(`CREATE TABLE leases (name VARCHAR(200) PRIMARY KEY, owner TEXT, expires_at TIMESTAMPTZ NOT NULL, token BIGINT NOT NULL DEFAULT 0)`);
+    await sql.query(`INSERT INTO leases VALUES ($1, $2, now() + interval '1 minute', 3)`, ['job\u0007', `evil\u001b[2J${'x'.repeat(5_000)}`]);
+    await sql.query(`CREATE TABLE odd (name TEXT PRIMARY KEY, holder TEXT)`);
+    await sql.end();
+  });
+  afterAll(() => db.drop());
+
+  it('escapes and cuts holders and names', async () => {
+    const source = createSource({ name: 'p', backend: 'postgres', url: db.url, tables: [{ table: 'leases', format: 'leasehold' }], advisoryLocks: false }, 1_000);
+    try {
+      const [lease] = (await source.snapshot(AbortSignal.timeout(10_000))).observations;
+      expect(lease!.key).toBe('leases/job\\x07');
+      expect(lease!.holder!.startsWith('evil\\x1b[2J')).toBe(true);
+      expect(Array.from(lease!.holder!).length).toBe(200);
+      expect(lease!.token).toBe(3n);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('a table without the layout\'s columns makes the source unavailable, naming what is missing', async () => {
+    const source = createSource({ name: 'p', backend: 'postgres', url: db.url, tables: [{ table: 'odd', format: 'shedlock' }], advisoryLocks: false }, 1_000);
+    try {
+      const error = await source.snapshot(AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SourceUnavailableError);
+      expect((error as Error).message).toBe(
+        'p: table odd is not in the shedlock layout: it has no column lock_until, locked_at, locked_by (expected name, lock_until, locked_at, locked_by; found name, holder)',
+      );
+    } finally {
+      await source.close();
+    }
+  });
+});
+
+describe('etcd: untrusted keys and values', () => {
+  it('escapes binary values and keys, and leaves keys without a lease out', async () => {
+    const client = new Etcd3({ hosts: services.etcdEndpoints });
+    const prefix = `bad${unique()}/`;
+    const source = createSource({ name: 'e', backend: 'etcd', endpoints: services.etcdEndpoints, prefixes: [prefix] }, 1_000);
+    try {
+      const lease = client.lease(30, { autoKeepAlive: false });
+      await lease.put(Buffer.concat([Buffer.from(prefix), Buffer.from([0x6b, 0xff, 0x0a])])).value(Buffer.from([0x00, 0xfe, 0x41]));
+      await client.put(`${prefix}plain-config`).value('not a lease');
+      const { observations } = await source.snapshot(AbortSignal.timeout(10_000));
+      expect(observations).toHaveLength(1);
+      expect(observations[0]).toMatchObject({ key: `${prefix}k\\xff\\x0a`, holder: '\\x00\\xfeA', kind: 'lock' });
+      await lease.revoke();
+    } finally {
+      await source.close();
+      client.close();
+    }
+  });
+});

@@ -1,0 +1,93 @@
+// Push sources: a change is announced at once (Redis keyspace notifications, etcd watch),
+// a source without push says so by not pushing, and an etcd watch that falls behind a
+// compaction reports the gap instead of pretending nothing was missed.
+import { randomBytes } from 'node:crypto';
+import { Etcd3 } from 'etcd3';
+import Redis from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLeaseClient } from '../../lib/lease';
+import { createSource } from '../../lib/sources/registry';
+import type { ChangeHint, LeaseSource } from '../../lib/sources/types';
+import { testServices } from '../support/services';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+
+const services = testServices();
+const unique = () => randomBytes(3).toString('hex');
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function watch(source: LeaseSource) {
+  const hints: (ChangeHint & { at: number })[] = [];
+  const stop = new AbortController();
+  const running = source.watch!((hint) => hints.push({ ...hint, at: performance.now() }), stop.signal);
+  cleanups.push(async () => {
+    stop.abort();
+    await running;
+    await source.close();
+  });
+  return { hints, running };
+}
+
+describe('push', () => {
+  it('redis with keyspace notifications: a SET is announced within a second, and the hint re-reads it', async () => {
+    const prefix = `push${unique()}:`;
+    const source = createSource({ name: 'r', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`], fenceSuffix: ':fence', keyspaceNotifications: 'auto' }, 1_000);
+    const { hints } = watch(source);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // subscribed
+    const redis = new Redis(services.redisUrl);
+    cleanups.push(() => redis.disconnect());
+    const written = performance.now();
+    await redis.set(`${prefix}lock`, 'pushed-holder', 'PX', 30_000);
+    await expect.poll(() => hints.length, { timeout: 2_000 }).toBeGreaterThan(0);
+    expect(hints[0]!.at - written).toBeLessThan(1_000);
+    const { observations, covered } = await source.readKeys!(hints[0]!.keys!, AbortSignal.timeout(5_000));
+    expect(covered).toEqual([`${prefix}lock`]);
+    expect(observations[0]).toMatchObject({ key: `${prefix}lock`, holder: 'pushed-holder' });
+  });
+
+  it('redis with notifications off in the config: no push, polling only', async () => {
+    const source = createSource({ name: 'r', backend: 'redis', urls: [services.redisUrl], match: ['x*'], fenceSuffix: ':fence', keyspaceNotifications: 'off' }, 1_000);
+    const { running } = watch(source);
+    // watch() resolves at once: there is nothing to push.
+    await expect(Promise.race([running.then(() => 'returned'), new Promise((r) => setTimeout(() => r('still running'), 500))])).resolves.toBe('returned');
+  });
+
+  it('etcd watch: an acquisition is announced within a second', async () => {
+    const prefix = `push${unique()}/`;
+    const source = createSource({ name: 'e', backend: 'etcd', endpoints: services.etcdEndpoints, prefixes: [prefix] }, 1_000);
+    const { hints } = watch(source);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const client = createLeaseClient({ backend: 'etcd', endpoints: services.etcdEndpoints });
+    cleanups.push(() => client.close());
+    const written = performance.now();
+    await client.acquire(`${prefix}job`, { holder: 'w', ttlMs: 5_000 });
+    await expect.poll(() => hints.length, { timeout: 2_000 }).toBeGreaterThan(0);
+    expect(hints[0]!.at - written).toBeLessThan(1_000);
+    expect(hints[0]!.keys).toEqual([`${prefix}job`]);
+  });
+
+  it('etcd watch behind a compaction reports a gap', async () => {
+    const prefix = `compact${unique()}/`;
+    const target = new URL(services.etcdEndpoints[0]!);
+    const proxy: TcpProxy = await startTcpProxy(target.hostname, Number(target.port));
+    cleanups.push(() => proxy.close());
+    const source = createSource({ name: 'e', backend: 'etcd', endpoints: [`http://127.0.0.1:${proxy.port}`], prefixes: [prefix] }, 1_000);
+    const { hints } = watch(source);
+    const etcd = new Etcd3({ hosts: services.etcdEndpoints });
+    cleanups.push(() => etcd.close());
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await etcd.put(`${prefix}a`).value('1');
+    await expect.poll(() => hints.length, { timeout: 3_000 }).toBeGreaterThan(0);
+    // Cut the watch off, write and compact behind its back, then let it reconnect.
+    proxy.partition(true);
+    proxy.reset();
+    for (let i = 0; i < 3; i++) await etcd.put(`${prefix}b`).value(String(i));
+    const { header } = await etcd.kv.range({ key: Buffer.from(`${prefix}b`) });
+    await etcd.kv.compact({ revision: header.revision, physical: true });
+    proxy.partition(false);
+    proxy.reset(); // connections opened during the partition are stuck: make the client open new ones
+    await expect.poll(() => hints.find((h) => h.gap), { timeout: 20_000 }).toMatchObject({ full: true, gap: true, reason: 'the etcd watch fell behind a compaction' });
+  }, 40_000);
+});
