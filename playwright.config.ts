@@ -1,5 +1,7 @@
 import { defineConfig } from '@playwright/test';
 import { testServices } from './tests/support/services';
+// Fixes the e2e run id in this process's environment, before the servers and workers start.
+import './tests/e2e/observed';
 
 // Browser tests run in Debian's Chromium (installed by scripts/services.sh), never in a
 // browser Playwright downloads: these machines cannot download it.
@@ -15,6 +17,7 @@ function testServicesChromium(): string | undefined {
 
 export const EMBEDDED_URL = 'http://127.0.0.1:3101';
 export const POSTGRES_URL = 'http://127.0.0.1:3102';
+export const OBSERVING_URL = 'http://127.0.0.1:3104';
 
 export default defineConfig({
   testDir: 'tests/e2e',
@@ -36,8 +39,9 @@ export default defineConfig({
     },
   },
   projects: [
-    { name: 'embedded', use: { baseURL: EMBEDDED_URL } },
+    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /observe\.spec\.ts/ },
     { name: 'postgres', use: { baseURL: POSTGRES_URL }, testMatch: /health\.spec\.ts/ },
+    { name: 'observing', use: { baseURL: OBSERVING_URL }, testMatch: /observe\.spec\.ts/ },
   ],
   // Each server starts on a store of its own, fresh for this run: a new PGlite directory,
   // a new PostgreSQL database. `npm test` builds first; the servers run `npm start`'s script.
@@ -45,6 +49,14 @@ export default defineConfig({
     {
       command: 'node --import tsx tests/e2e/serve.ts embedded 3101',
       url: `${EMBEDDED_URL}/api/health/live`,
+      timeout: 180_000,
+      reuseExistingServer: false,
+      gracefulShutdown: { signal: 'SIGTERM', timeout: 10_000 },
+      stdout: 'pipe',
+    },
+    {
+      command: 'node --import tsx tests/e2e/serve.ts observing 3104',
+      url: `${OBSERVING_URL}/api/health/live`,
       timeout: 180_000,
       reuseExistingServer: false,
       gracefulShutdown: { signal: 'SIGTERM', timeout: 10_000 },

@@ -14,6 +14,12 @@ Commands:
   migrate status       show which migrations are applied and pending
   migrate check        compare the migrated store with prisma/schema.prisma (drift check)
   config check         validate leasehold.config.json and the environment
+  leases [--source S] [--state held|free|expired|unknown] [--q TEXT]
+                       current leases, from a running server (LEASEHOLD_URL)
+  lease <id>           one lease, its queue and recent events
+  events <id> [--since 1h] [--types expired,taken_over] [--limit N]
+  failovers [--since 24h]
+  sources              each source's health
   collect              run the collector alone (when the server runs with LEASEHOLD_COLLECTOR=off, or beside it)
   snapshot [--config FILE]
                        read every configured source once and print its leases (no server, no store)
@@ -23,6 +29,8 @@ Options:
   -h, --help           show this help
 
 Environment:
+  LEASEHOLD_URL        the server the read commands ask (default http://127.0.0.1:3000)
+  LEASEHOLD_TOKEN      sent as a bearer token
   DATABASE_URL         PostgreSQL store; without it, the embedded store in LEASEHOLD_DATA_DIR (.leasehold/data)
   LEASEHOLD_CONFIG     config file (default leasehold.config.json)
 `;
@@ -36,6 +44,12 @@ async function main(argv: string[]): Promise<number> {
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       config: { type: 'string' },
+      source: { type: 'string' },
+      state: { type: 'string' },
+      q: { type: 'string' },
+      since: { type: 'string' },
+      types: { type: 'string' },
+      limit: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -52,6 +66,14 @@ async function main(argv: string[]): Promise<number> {
       if (sub === 'status') return migrateStatusCommand(json);
       if (sub === 'check') return migrateCheckCommand(json);
       throw new UsageError(`unknown migrate subcommand "${sub}" (expected status or check)`);
+    case 'leases':
+    case 'lease':
+    case 'events':
+    case 'failovers':
+    case 'sources': {
+      const { apiCommand } = await import('./commands/api');
+      return apiCommand(command, positionals.slice(1), { ...values, json });
+    }
     case 'collect':
       return (await import('./commands/collect')).collectCommand(loadConfig());
     case 'snapshot':
@@ -135,8 +157,8 @@ main(process.argv.slice(2)).then(
       console.error(`leasehold: ${(error as Error).message}\n\n${USAGE}`);
       process.exit(2);
     }
-    if (error instanceof ConfigError || error instanceof StoreLockedError || error instanceof MigrationError) {
-      console.error(`leasehold: ${error.message}`);
+    if (error instanceof ConfigError || error instanceof StoreLockedError || error instanceof MigrationError || (error as Error)?.name === 'ApiCallError') {
+      console.error(`leasehold: ${(error as Error).message}`);
     } else {
       console.error(`leasehold: ${toPublicError(error, () => {}).message.replace(/ \(reference.*$/, '')}`);
       if (process.env.LEASEHOLD_DEBUG) console.error(error);

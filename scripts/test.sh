@@ -30,8 +30,8 @@ stage() { # name command...
 total_started=$SECONDS
 
 # Without the servers nothing below can run meaningfully: stop here if they cannot start.
-printf '==> services: scripts/services.sh up\n'
-if ! bash scripts/services.sh up; then
+printf "==> services: scripts/services.sh up --etcd-cluster\n"
+if ! bash scripts/services.sh up --etcd-cluster; then
   echo "npm test: the test services could not be started (see above)" >&2
   exit 1
 fi

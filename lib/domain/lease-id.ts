@@ -24,19 +24,13 @@ export function parseLeaseId(text: string): LeaseId {
 }
 
 /**
- * The id from the segments of a catch-all route, in either form DESIGN.md allows:
- * one percent-encoded segment ("pg%2Fleases%2Fjob") or plain segments ("pg/leases/job").
- * Next hands catch-all segments over still percent-encoded, so each is decoded once.
+ * The id from the segments of a catch-all route, in either form DESIGN.md allows: one
+ * percent-encoded segment ("pg%2Fleases%2Fjob") or plain segments ("pg/leases/job"). Next
+ * hands the segments over already decoded (once): "%2F" inside one segment is a "/" by now,
+ * and a "%" in a key arrives as itself, so nothing is decoded again here.
  */
 export function leaseIdFromSegments(segments: readonly string[]): LeaseId {
-  const decoded = segments.map((segment) => {
-    try {
-      return decodeURIComponent(segment);
-    } catch {
-      throw new InvalidLeaseIdError(segment, 'it contains a malformed percent-escape');
-    }
-  });
-  return parseLeaseId(decoded.join('/'));
+  return parseLeaseId(segments.join('/'));
 }
 
 /** The path segment form used in links: the whole id percent-encoded as one segment. */

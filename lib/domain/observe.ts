@@ -273,18 +273,42 @@ export function diffLease(prev: TrackedLease | undefined, observation: Observati
     // Another grant: a new holder, or the same holder with a new token. A candidate that was
     // queued behind the old holder (an etcd election or mutex) took over the moment the old
     // holder's key went away, not when its own lease was last kept alive.
-    const wasQueued = prev.candidates.some((c) => c.holder === observation.holder && c.token === observation.token);
-    const queuedSince = prev.expiresAtMono !== null ? Math.min(now, Math.max(prev.observedAtMono, prev.expiresAtMono)) : now;
-    const grantMono = wasQueued ? queuedSince : grantTimeOf(observation, prev.observedAtMono);
     if (read.afterGap) {
       push({ ...gapChange(prev, observation, read), atWall: read.startedWall });
-      hold(observation, grantMono, null);
+      hold(observation, grantTimeOf(observation, prev.observedAtMono), null);
       next.lastHolder = prev.holder;
       next.lastToken = prev.token;
       next.ended = null;
       return { next, changes, renewal };
     }
+    const wasQueued = prev.candidates.some((c) => c.holder === observation.holder && c.token === observation.token);
     const oldExpiry = prev.expiresAtMono;
+    if (wasQueued) {
+      // The backend hands over atomically: the old holder's key went away (its lease ran out,
+      // or it resigned) and the first in line leads from that moment. Between our last read
+      // that saw the old holder and this one, and not before its expiry estimate.
+      const handover = oldExpiry !== null ? Math.min(now, Math.max(prev.observedAtMono, oldExpiry)) : now;
+      const lapsed = oldExpiry !== null && oldExpiry <= handover + slack;
+      const cause = lapsed ? 'expired' : 'released';
+      push({ type: cause, atWall: toWall(handover), holder: null, previousHolder: prev.holder, token: null, previousToken: prev.token, gapMs: null });
+      push({
+        type: 'acquired',
+        atWall: toWall(handover),
+        holder: observation.holder,
+        previousHolder: prev.holder,
+        token: observation.token,
+        previousToken: prev.token,
+        gapMs: 0,
+        detail: { cause, queued: true },
+      });
+      next.transitions += 2;
+      hold(observation, handover, null);
+      next.lastHolder = prev.holder;
+      next.lastToken = prev.token;
+      next.ended = null;
+      return { next, changes, renewal };
+    }
+    const grantMono = grantTimeOf(observation, prev.observedAtMono);
     if (oldExpiry !== null && oldExpiry <= grantMono + slack) {
       // The old grant ran out first; then someone acquired: a missed renewal and a failover.
       push({ type: 'expired', atWall: toWall(oldExpiry), holder: null, previousHolder: prev.holder, token: null, previousToken: prev.token, gapMs: null });

@@ -1,24 +1,50 @@
 // Starts Leasehold for the browser tests the way `npm start` does, on a store of its own:
-//   serve.ts embedded <port>   a fresh PGlite directory
-//   serve.ts postgres <port>   a fresh PostgreSQL database on the test server
+//   serve.ts embedded <port>    a fresh PGlite directory, no sources
+//   serve.ts postgres <port>    a fresh PostgreSQL database on the test server, no sources
+//   serve.ts observing <port>   a fresh PGlite directory, observing the test Redis, etcd and
+//                               PostgreSQL under the e2e prefixes (see OBSERVED below)
 // and removes that store again when it is stopped.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createPostgresDatabase, freshPgliteDirectory } from '../support/databases';
-import { ROOT } from '../support/services';
+import { ROOT, testServices } from '../support/services';
+import { OBSERVED } from './observed';
 
 const [kind, port] = process.argv.slice(2);
-if ((kind !== 'embedded' && kind !== 'postgres') || !port) {
-  console.error('usage: serve.ts embedded|postgres <port>');
+if ((kind !== 'embedded' && kind !== 'postgres' && kind !== 'observing') || !port) {
+  console.error('usage: serve.ts embedded|postgres|observing <port>');
   process.exit(2);
 }
 
 const env: Record<string, string | undefined> = { ...process.env, PORT: port, HOST: '127.0.0.1', LEASEHOLD_CONFIG: undefined };
 let cleanup: () => Promise<void> | void;
-if (kind === 'embedded') {
+if (kind === 'embedded' || kind === 'observing') {
   const dir = await freshPgliteDirectory();
   env.LEASEHOLD_DATA_DIR = dir.dataDir;
   env.DATABASE_URL = undefined;
   cleanup = () => dir.remove();
+  if (kind === 'observing') {
+    const services = testServices();
+    const configDir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-config-'));
+    const file = path.join(configDir, 'leasehold.config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        pollMs: 500,
+        sources: [
+          { name: OBSERVED.redisSource, backend: 'redis', urls: [services.redisUrl], match: [`${OBSERVED.redisPrefix}*`] },
+          { name: OBSERVED.etcdSource, backend: 'etcd', endpoints: services.etcdEndpoints, prefixes: [OBSERVED.etcdPrefix] },
+        ],
+      }),
+    );
+    env.LEASEHOLD_CONFIG = file;
+    cleanup = () => {
+      dir.remove();
+      rmSync(configDir, { recursive: true, force: true });
+    };
+  }
 } else {
   const db = await createPostgresDatabase('lh_e2e');
   env.DATABASE_URL = db.url;

@@ -74,7 +74,9 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
   async function leaseTtl(leaseId: string): Promise<{ remainingMs: number; ttlMs: number } | null> {
     const { TTL, grantedTTL } = await client.leaseClient.leaseTimeToLive({ ID: leaseId });
     if (Number(TTL) < 0) return null; // expired or revoked between the two reads
-    return { remainingMs: Number(TTL) * 1000, ttlMs: Number(grantedTTL) * 1000 };
+    // etcd reports whole seconds, rounded down: "0" means less than a second is left, and
+    // the key still exists, so the lease has not run out (etcd deletes its keys when it does).
+    return { remainingMs: Math.max(1, Number(TTL) * 1000), ttlMs: Number(grantedTTL) * 1000 };
   }
 
   async function observeElection(name: string, candidates: IKeyValue[]): Promise<Observation | null> {

@@ -1,0 +1,123 @@
+// The read side against a running server that observes the test Redis and etcd: a lease
+// taken by lib/lease shows up in the API and on the live stream, the CLI reads it over
+// HTTP, /metrics counts it, and bad requests get JSON errors.
+import { expect, test } from '@playwright/test';
+import { createLeaseClient } from '../../lib/lease';
+import { cli } from '../support/run';
+import { testServices } from '../support/services';
+import { OBSERVED } from './observed';
+
+const services = testServices();
+
+type Lease = { id: string; holder: string | null; token: string | null; state: string; remainingMs: number | null };
+
+test('a Redis lease taken by lib/lease appears in the API within 2 s, with its holder and token', async ({ request }) => {
+  const client = createLeaseClient({ backend: 'redis', urls: [services.redisUrl] });
+  const key = `${OBSERVED.redisPrefix}weekly-digest`;
+  const lease = (await client.acquire(key, { holder: 'worker-7', ttlMs: 30_000 }))!;
+  const started = Date.now();
+  try {
+    let seen: Lease | undefined;
+    await expect
+      .poll(async () => {
+        const body = (await (await request.get(`/api/v1/leases?source=${OBSERVED.redisSource}`)).json()) as { leases: Lease[] };
+        seen = body.leases.find((l) => l.id === `${OBSERVED.redisSource}/${key}`);
+        return seen?.holder;
+      }, { timeout: 2_000, intervals: [100] })
+      .toBe(lease.holder);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(seen).toMatchObject({ state: 'held', token: lease.token.toString() });
+    expect(seen!.remainingMs).toBeGreaterThan(25_000);
+
+    const one = await request.get(`/api/v1/leases/${encodeURIComponent(`${OBSERVED.redisSource}/${key}`)}`);
+    expect(one.status()).toBe(200);
+    expect(await one.json()).toMatchObject({ holder: lease.holder, events: [{ type: 'acquired', holder: lease.holder }] });
+    const plain = await request.get(`/api/v1/leases/${OBSERVED.redisSource}/${key}`);
+    expect((await plain.json()).id).toBe(`${OBSERVED.redisSource}/${key}`);
+  } finally {
+    await client.release(lease);
+    await client.close();
+  }
+});
+
+test('the live stream carries an etcd acquisition as it happens', async ({ baseURL }) => {
+  const controller = new AbortController();
+  const response = await fetch(`${baseURL}/api/v1/stream?source=${OBSERVED.etcdSource}`, { signal: controller.signal });
+  expect(response.headers.get('content-type')).toContain('text/event-stream');
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let received = '';
+  const client = createLeaseClient({ backend: 'etcd', endpoints: services.etcdEndpoints });
+  const key = `${OBSERVED.etcdPrefix}scheduler`;
+  const lease = (await client.acquire(key, { holder: 'streamed', ttlMs: 10_000 }))!;
+  try {
+    const deadline = Date.now() + 5_000;
+    while (!received.includes('"type":"acquired"') && Date.now() < deadline) {
+      const chunk = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), 500))]);
+      if (chunk && !chunk.done) received += decoder.decode(chunk.value);
+    }
+    expect(received).toContain('event: lease');
+    expect(received).toContain(`"holder":"${lease.holder}"`);
+    expect(received).toContain('event: event');
+    expect(received).toContain('"type":"acquired"');
+  } finally {
+    controller.abort();
+    await client.release(lease);
+    await client.close();
+  }
+});
+
+test('the CLI reads leases and one lease over HTTP', async ({ baseURL }) => {
+  const client = createLeaseClient({ backend: 'redis', urls: [services.redisUrl] });
+  const key = `${OBSERVED.redisPrefix}cli`;
+  const lease = (await client.acquire(key, { holder: 'cli-reader', ttlMs: 30_000 }))!;
+  const id = `${OBSERVED.redisSource}/${key}`;
+  try {
+    await expect
+      .poll(async () => {
+        const result = await cli(['leases', '--json', '--source', OBSERVED.redisSource], { LEASEHOLD_URL: baseURL });
+        return (JSON.parse(result.stdout) as { leases: Lease[] }).leases.find((l) => l.id === id)?.holder;
+      }, { timeout: 10_000 })
+      .toBe(lease.holder);
+    const human = await cli(['lease', id], { LEASEHOLD_URL: baseURL });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(new RegExp(`holder\\s+${lease.holder}`));
+    const sources = await cli(['sources'], { LEASEHOLD_URL: baseURL });
+    expect(sources.stdout).toMatch(new RegExp(`${OBSERVED.redisSource}\\s+redis\\s+up`));
+    const missing = await cli(['lease', `${OBSERVED.redisSource}/no-such-key`], { LEASEHOLD_URL: baseURL });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`No lease "${OBSERVED.redisSource}/no-such-key" is known.`);
+    const unreachable = await cli(['leases'], { LEASEHOLD_URL: 'http://127.0.0.1:31999' });
+    expect(unreachable.stderr).toMatch(/cannot reach Leasehold at http:\/\/127\.0\.0\.1:31999 \(ECONNREFUSED\)/);
+  } finally {
+    await client.release(lease);
+    await client.close();
+  }
+});
+
+test('/metrics counts leases by source and state, and sources up', async ({ request }) => {
+  await expect.poll(async () => (await (await request.get('/metrics')).text()), { timeout: 10_000 }).toMatch(
+    new RegExp(`leasehold_source_up\\{source="${OBSERVED.redisSource}"\\} 1`),
+  );
+  const text = await (await request.get('/metrics')).text();
+  expect(text).toMatch(/# TYPE leasehold_poll_duration_seconds histogram/);
+  expect(text).toMatch(new RegExp(`leasehold_source_owned\\{collector="[^"]+",source="${OBSERVED.etcdSource}"\\} 1`));
+  expect(text).toMatch(/leasehold_store_up 1/);
+});
+
+test('bad requests get JSON errors naming what was wrong', async ({ request }) => {
+  const cases = [
+    { path: '/api/v1/leases?state=sideways', status: 400, error: 'invalid_parameter' },
+    { path: '/api/v1/failovers?since=yesterday', status: 400, error: 'invalid_parameter' },
+    { path: '/api/v1/leases/nowhere%2Fnothing', status: 404, error: 'not_found' },
+    { path: '/api/v1/leases/%E0%A4%A', status: 400, error: 'invalid_path' },
+    { path: '/api/v1/leases/just-a-source', status: 400, error: 'invalid_lease_id' },
+  ];
+  for (const { path, status, error } of cases) {
+    const response = await request.get(path);
+    expect(response.status(), path).toBe(status);
+    const body = await response.json();
+    expect(body.error, path).toBe(error);
+    expect(body.message).not.toMatch(/at .+:\d+:\d+/);
+  }
+});

@@ -1,0 +1,10 @@
+// What the "observing" test server watches (tests/e2e/serve.ts): unique per run, so leases
+// left by an earlier run of the same services never show up.
+const run = process.env.LEASEHOLD_E2E_RUN ?? (process.env.LEASEHOLD_E2E_RUN = Math.random().toString(36).slice(2, 8));
+
+export const OBSERVED = {
+  redisSource: 'redis-e2e',
+  redisPrefix: `e2e${run}:`,
+  etcdSource: 'etcd-e2e',
+  etcdPrefix: `e2e${run}/`,
+};

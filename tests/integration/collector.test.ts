@@ -1,0 +1,167 @@
+// The collector on real servers, with a PostgreSQL store: what it records when holders are
+// killed, release, or their backend goes away, and that it invents nothing.
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Config, SourceConfig } from '../../lib/config';
+import { startCollector, type Collector } from '../../lib/collector';
+import { openStore, type Store } from '../../lib/db/store';
+import type { LeaseClientOptions } from '../../lib/lease';
+import { createPostgresDatabase, type TestDatabase } from '../support/databases';
+import { startRedisServer, type RedisServer } from '../support/redis-servers';
+import { ROOT, testServices } from '../support/services';
+
+const services = testServices();
+const HOLDER = path.join(ROOT, 'tests', 'support', 'lease-holder.ts');
+const unique = () => randomBytes(3).toString('hex');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let db: TestDatabase & { url: string };
+let store: Store;
+const children: ChildProcess[] = [];
+const collectors: Collector[] = [];
+
+beforeAll(async () => {
+  db = await createPostgresDatabase('lh_collector');
+  store = await openStore({ kind: 'postgres', url: db.url });
+});
+afterEach(async () => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+  await Promise.all(collectors.splice(0).map((c) => c.stop()));
+});
+afterAll(async () => {
+  await store.close();
+  await db.drop();
+});
+
+function collect(sources: SourceConfig[], pollMs = 200): Collector {
+  const config = {
+    sources,
+    pollMs,
+    retention: { rollupDays: 30, eventDays: 90, renewalSamplesPerLease: 120 },
+    file: null,
+    store: { kind: 'postgres', url: db.url },
+    host: '127.0.0.1',
+    port: 0,
+  } as Config;
+  const collector = startCollector({ store, config, log: () => {} });
+  collectors.push(collector);
+  return collector;
+}
+
+/** Starts a lease holder process; resolves with what it holds once it holds it. */
+function holder(lease: LeaseClientOptions, key: string, name: string, options: { ttlMs: number; renewEveryMs: number; election?: boolean }) {
+  const child = fork(HOLDER, [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, LEASEHOLD_HOLDER: JSON.stringify({ lease, key, holder: name, ...options }) },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  children.push(child);
+  const held = new Promise<{ holder: string; token: string }>((resolve) =>
+    child.on('message', (message: { type: string; holder: string; token: string }) => {
+      if (message.type === 'held') resolve(message);
+    }),
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { child, held, exited };
+}
+
+const events = (leaseId: string) =>
+  store.prisma.leaseEvent.findMany({ where: { leaseId }, orderBy: { seq: 'asc' } }).then((rows) =>
+    rows.map((r) => ({ type: r.type, holder: r.holder, previousHolder: r.previousHolder, gapMs: r.gapMs, at: r.at, detail: r.detail })),
+  );
+const sourceEvents = (name: string) => store.prisma.sourceEvent.findMany({ where: { sourceName: name }, orderBy: { seq: 'asc' } });
+
+describe('collector', () => {
+  it('a killed holder shows as expired (a missed renewal), then acquired by the next contender with the gap', async () => {
+    const prefix = `col${unique()}:`;
+    const key = `${prefix}digest`;
+    const redisLease: LeaseClientOptions = { backend: 'redis', urls: [services.redisUrl] };
+    collect([{ name: 'r1', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`], fenceSuffix: ':fence', keyspaceNotifications: 'auto' }]);
+    const first = holder(redisLease, key, 'first', { ttlMs: 1_500, renewEveryMs: 300 });
+    const a = await first.held;
+    await expect.poll(async () => (await store.prisma.lease.findUnique({ where: { id: `r1/${key}` } }))?.holder, { timeout: 5_000 }).toBe(a.holder);
+    const second = holder(redisLease, key, 'second', { ttlMs: 1_500, renewEveryMs: 300 });
+    await sleep(500);
+    first.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    const b = await second.held;
+    await expect.poll(async () => (await events(`r1/${key}`)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+    const history = await events(`r1/${key}`);
+    expect(history.map((e) => [e.type, e.holder, e.previousHolder])).toEqual([
+      ['acquired', a.holder, null],
+      ['expired', null, a.holder],
+      ['acquired', b.holder, a.holder],
+    ]);
+    // It expired a TTL after its last renewal, not before the kill; the gap is the contender's retry delay.
+    expect(history[1]!.at.getTime()).toBeGreaterThan(killedAt);
+    expect(history[1]!.at.getTime()).toBeLessThan(killedAt + 1_500 + 300);
+    expect(history[2]!.gapMs).toBeGreaterThanOrEqual(0);
+    expect(history[2]!.gapMs).toBeLessThan(500);
+    expect(history[2]!.detail).toMatchObject({ cause: 'expired' });
+  }, 30_000);
+
+  it('an etcd leader killed: the queued candidate takes over as the lease expires, with no gap', async () => {
+    const prefix = `col${unique()}/`;
+    const key = `${prefix}leader`;
+    const etcdLease: LeaseClientOptions = { backend: 'etcd', endpoints: services.etcdEndpoints };
+    collect([{ name: 'e1', backend: 'etcd', endpoints: services.etcdEndpoints, prefixes: [prefix] }]);
+    const first = holder(etcdLease, key, 'first', { ttlMs: 3_000, renewEveryMs: 500, election: true });
+    const a = await first.held;
+    const second = holder(etcdLease, key, 'second', { ttlMs: 3_000, renewEveryMs: 500, election: true });
+    await sleep(1_500);
+    first.child.kill('SIGKILL');
+    const b = await second.held;
+    await expect.poll(async () => (await events(`e1/${key}`)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+    const history = await events(`e1/${key}`);
+    expect(history.map((e) => [e.type, e.holder, e.previousHolder])).toEqual([
+      ['acquired', a.holder, null],
+      ['expired', null, a.holder],
+      ['acquired', b.holder, a.holder],
+    ]);
+    expect(history[2]!.gapMs).toBe(0);
+  }, 30_000);
+
+  it('a holder that releases shows released, not expired', async () => {
+    const prefix = `col${unique()}:`;
+    const key = `${prefix}job`;
+    collect([{ name: 'r2', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`], fenceSuffix: ':fence', keyspaceNotifications: 'auto' }]);
+    const only = holder({ backend: 'redis', urls: [services.redisUrl] }, key, 'polite', { ttlMs: 30_000, renewEveryMs: 5_000 });
+    const a = await only.held;
+    await expect.poll(async () => (await events(`r2/${key}`)).length, { timeout: 5_000 }).toBe(1);
+    only.child.kill('SIGTERM');
+    await only.exited;
+    await expect.poll(async () => (await events(`r2/${key}`)).map((e) => e.type), { timeout: 5_000 }).toEqual(['acquired', 'released']);
+    expect((await events(`r2/${key}`))[1]!.previousHolder).toBe(a.holder);
+    expect(await store.prisma.lease.findUnique({ where: { id: `r2/${key}` } })).toMatchObject({ state: 'free', lastHolder: a.holder });
+  }, 30_000);
+
+  describe('a Redis stopped for 10 s', () => {
+    let redis: RedisServer;
+    beforeAll(async () => {
+      redis = await startRedisServer(16390);
+    });
+    afterAll(() => redis.stop());
+
+    it('turns its source down and its leases stale, then up again, and invents no event', async () => {
+      const key = `stop:${unique()}`;
+      collect([{ name: 'r3', backend: 'redis', urls: [redis.url], match: ['stop:*'], fenceSuffix: ':fence', keyspaceNotifications: 'off' }]);
+      const only = holder({ backend: 'redis', urls: [redis.url] }, key, 'patient', { ttlMs: 60_000, renewEveryMs: 20_000 });
+      await only.held;
+      await expect.poll(async () => (await events(`r3/${key}`)).length, { timeout: 5_000 }).toBe(1);
+      redis.process.kill('SIGSTOP');
+      try {
+        await expect.poll(async () => (await store.prisma.source.findUnique({ where: { name: 'r3' } }))?.status, { timeout: 15_000 }).toBe('down');
+        expect(await store.prisma.lease.findUnique({ where: { id: `r3/${key}` } })).toMatchObject({ stale: true, state: 'held' });
+        await sleep(10_000);
+      } finally {
+        redis.process.kill('SIGCONT');
+      }
+      await expect.poll(async () => (await store.prisma.source.findUnique({ where: { name: 'r3' } }))?.status, { timeout: 15_000 }).toBe('up');
+      await expect.poll(async () => (await store.prisma.lease.findUnique({ where: { id: `r3/${key}` } }))?.stale, { timeout: 5_000 }).toBe(false);
+      expect((await sourceEvents('r3')).map((e) => e.type)).toEqual(['source_down', 'source_up']);
+      expect((await events(`r3/${key}`)).map((e) => e.type)).toEqual(['acquired']);
+    }, 60_000);
+  });
+});
