@@ -78,7 +78,7 @@ async function openPostgresStore(
     url,
     migrationStatus: () => withSql((sql) => migrationStatus(sql, migrations)),
     withSql,
-    transaction: (work) => (writer ??= pooledPostgres(url, { applicationName: 'leasehold-writer' })).transaction(work),
+    transaction: (work) => (writer ??= pooledPostgres(url, { applicationName: 'leasehold-writer', max: 10 })).transaction(work),
     async close() {
       await prisma.$disconnect();
       await writer?.close();

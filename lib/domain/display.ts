@@ -36,8 +36,27 @@ export function displayBytes(value: Uint8Array | string, maxChars = DEFAULT_DISP
   return { text: truncated ? `${characters.slice(0, maxChars - 1).join('')}…` : text, truncated, bytes: bytes.length, escaped };
 }
 
+// Most values are short printable ASCII: they are shown as they are, without the decoding
+// work (the collector displays every key and holder of every read).
+const PLAIN = /^[\x20-\x5b\x5d-\x7e]*$/;
+
 /** The same, as one string: for holders and keys shown in tables. */
 export function displayText(value: Uint8Array | string, maxChars = DEFAULT_DISPLAY_CHARS): string {
+  if (value.length <= maxChars) {
+    if (typeof value === 'string') {
+      if (PLAIN.test(value)) return value;
+    } else {
+      let plain = true;
+      for (let i = 0; i < value.length; i++) {
+        const byte = value[i]!;
+        if (byte < 0x20 || byte > 0x7e || byte === 0x5c) {
+          plain = false;
+          break;
+        }
+      }
+      if (plain) return String.fromCharCode(...value);
+    }
+  }
   return displayBytes(value, maxChars).text;
 }
 

@@ -193,3 +193,16 @@ describe('diffLease: elections', () => {
     ]);
   });
 });
+
+describe('diffLease: remaining time not known yet', () => {
+  it('a held lease whose remaining time is read later gets its expiry then, with no event and no renewal', () => {
+    const { types, renewals, lease } = replay([
+      [0, held('w1', 7, null, { ttlMs: null })],
+      [1_000, held('w1', 7, 20_000, { ttlMs: 30_000 })],
+      [2_000, held('w1', 7, 19_000, { ttlMs: 30_000 })],
+    ]);
+    expect(types).toEqual(['acquired']);
+    expect(renewals).toEqual([]);
+    expect(lease).toMatchObject({ state: 'held', expiresAtMono: 21_000, ttlMs: 30_000 });
+  });
+});

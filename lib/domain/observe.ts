@@ -22,7 +22,7 @@ export type Observation = {
   token: bigint | null;
   /** The granted duration, when the backend records it. */
   ttlMs: number | null;
-  /** Time left as the backend reported it during the read; null when it keeps no TTL (advisory locks). */
+  /** Time left as the backend reported it during the read; null when it keeps no TTL (advisory locks) or it is not known yet. */
   remainingMs: number | null;
   /** How coarse remainingMs is (etcd reports whole seconds). */
   precisionMs?: number;
@@ -88,6 +88,8 @@ export type TrackedLease = {
   eventSeq: number;
   /** Sequence of the last renewal (the raw-renewal ring's slot is this modulo its size). */
   renewalSeq: number;
+  /** Grows with every new picture of the lease, so a write never replaces a newer one. */
+  version: number;
 };
 
 export type LeaseChange = {
@@ -169,6 +171,7 @@ export function diffLease(prev: TrackedLease | undefined, observation: Observati
         detail: null,
         eventSeq: 0,
         renewalSeq: 0,
+        version: 0,
       };
   const next: TrackedLease = base;
   if (observation) {
@@ -263,8 +266,15 @@ export function diffLease(prev: TrackedLease | undefined, observation: Observati
       next.lastRenewalMono = renewedAt;
       if (observation.ttlMs !== null) next.ttlMs = observation.ttlMs;
       else if (observation.remainingMs !== null && (next.ttlMs ?? 0) < observation.remainingMs) next.ttlMs = observation.remainingMs;
-    } else if (observation.ttlMs === null && observation.remainingMs !== null && (next.ttlMs ?? 0) < observation.remainingMs) {
-      next.ttlMs = observation.remainingMs;
+    } else {
+      // The first reading of a lease whose remaining time was unknown: now it is known.
+      if (expiry !== null && prev.expiresAtMono === null) {
+        next.expiresAtMono = expiry;
+        next.expiryUncertaintyMs = uncertainty;
+        next.expiresAtWall = toWall(expiry);
+      }
+      if (observation.ttlMs !== null) next.ttlMs = observation.ttlMs;
+      else if (observation.remainingMs !== null && (next.ttlMs ?? 0) < observation.remainingMs) next.ttlMs = observation.remainingMs;
     }
     return { next, changes, renewal };
   }
@@ -450,6 +460,8 @@ export function stateOf(observation: Observation): LeaseState {
 export type AppliedRead = {
   /** Leases whose stored row must change (new, changed, renewed, no longer stale). */
   dirty: TrackedLease[];
+  /** Of those, the ones whose only change is a renewal (their row can wait for a batch). */
+  renewedOnly: Set<TrackedLease>;
   /** Changes with the sequence number each is stored under: a retried write never duplicates one. */
   events: { lease: TrackedLease; seq: number; change: LeaseChange }[];
   renewals: { lease: TrackedLease; seq: number; renewal: Renewal }[];
@@ -464,17 +476,71 @@ export function applyRead(known: Map<string, TrackedLease>, observations: readon
   const byKey = new Map(observations.map((o) => [o.key, o]));
   const keys = new Set<string>(covered ?? known.keys());
   for (const key of byKey.keys()) keys.add(key);
-  const result: AppliedRead = { dirty: [], events: [], renewals: [] };
+  const result: AppliedRead = { dirty: [], renewedOnly: new Set(), events: [], renewals: [] };
   for (const key of keys) {
     const prev = known.get(key);
-    const { next, changes, renewal } = diffLease(prev, byKey.get(key), read);
+    const observation = byKey.get(key);
+    // Most leases, most reads: nothing changed. Say so without building a new picture.
+    if (prev && observation && unchanged(prev, observation, read)) {
+      prev.observedAtMono = read.startedMono;
+      prev.observedAtWall = read.startedWall;
+      continue;
+    }
+    const { next, changes, renewal } = diffLease(prev, observation, read);
     if (!next) continue;
     for (const change of changes) result.events.push({ lease: next, seq: ++next.eventSeq, change });
     if (renewal) result.renewals.push({ lease: next, seq: ++next.renewalSeq, renewal });
-    if (!prev || changes.length > 0 || renewal || rowChanged(prev, next)) result.dirty.push(next);
+    const changed = !prev || changes.length > 0 || rowChanged(prev, next);
+    if (changed || renewal) {
+      next.version = (prev?.version ?? 0) + 1;
+      result.dirty.push(next);
+    }
+    if (!changed && renewal) result.renewedOnly.add(next);
     known.set(key, next);
   }
   return result;
+}
+
+/**
+ * True when this read shows exactly what was known: same holder, token, queue, kind and
+ * detail, and (for a held lease) an expiry that did not move forward beyond noise. Then
+ * diffLease would produce no change, no renewal and an identical row.
+ */
+function unchanged(prev: TrackedLease, o: Observation, read: ReadContext): boolean {
+  if (read.afterGap || prev.stale || o.problem || prev.problem !== null || prev.kind !== o.kind) return false;
+  if (!sameCandidates(prev.candidates, o.candidates) || !sameDetail(prev.detail, o.detail ?? null)) return false;
+  if (isHeld(o)) {
+    if (prev.state !== 'held' || o.holder !== prev.holder || o.token !== prev.token) return false;
+    if (o.remainingMs === null) return prev.expiresAtMono === null;
+    if (prev.expiresAtMono === null) return false;
+    if (o.ttlMs !== null ? o.ttlMs !== prev.ttlMs : o.remainingMs > (prev.ttlMs ?? 0)) return false;
+    const uncertainty = (o.precisionMs ?? 0) + Math.max(0, (read.finishedMono ?? read.startedMono) - read.startedMono);
+    return read.startedMono + o.remainingMs <= prev.expiresAtMono + uncertainty + prev.expiryUncertaintyMs + TIMING_SLACK_MS;
+  }
+  // Not held before, not held now, nothing new about who last held it.
+  if (prev.state === 'held') return false;
+  if (o.holder === null || o.released) return prev.state === 'free' && (o.token === null || o.token === prev.lastToken || o.token === prev.token);
+  return prev.state === 'expired' && prev.lastHolder === o.holder && (o.token === null || o.token === prev.lastToken);
+}
+
+function sameCandidates(a: TrackedLease['candidates'], b: Observation['candidates']): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.holder !== b[i]!.holder || a[i]!.token !== b[i]!.token) return false;
+  return true;
+}
+
+function sameDetail(a: Record<string, unknown> | null, b: Record<string, unknown> | null): boolean {
+  if (a === b) return true;
+  if (a === null || b === null) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) {
+    const x = a[key];
+    const y = b[key];
+    if (x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || JSON.stringify(x) !== JSON.stringify(y)) return false;
+  }
+  return true;
 }
 
 /** Whether what the stored row shows differs (timing noise in expiry estimates does not count). */
@@ -487,8 +553,7 @@ function rowChanged(prev: TrackedLease, next: TrackedLease): boolean {
     prev.problem !== next.problem ||
     prev.kind !== next.kind ||
     prev.ttlMs !== next.ttlMs ||
-    prev.candidates.length !== next.candidates.length ||
-    prev.candidates.some((c, i) => c.holder !== next.candidates[i]!.holder || c.token !== next.candidates[i]!.token) ||
-    JSON.stringify(prev.detail) !== JSON.stringify(next.detail)
+    !sameCandidates(prev.candidates, next.candidates) ||
+    !sameDetail(prev.detail, next.detail)
   );
 }

@@ -18,6 +18,13 @@ export type SourceSnapshot = {
  */
 export type ChangeHint = { keys?: string[]; full?: boolean; gap?: boolean; reason?: string };
 
+export type PollResult =
+  | ({ kind: 'full' } & SourceSnapshot)
+  | { kind: 'partial'; covered: string[]; observations: Observation[] };
+
+/** How often a source whose push stream is live still reads everything, to reconcile. */
+export const RECONCILE_EVERY_MS = 10_000;
+
 export interface LeaseSource {
   readonly name: string;
   readonly backend: Backend;
@@ -35,6 +42,14 @@ export interface LeaseSource {
    * from `observations` no longer exists. Fails with SourceUnavailableError like snapshot().
    */
   readKeys?(keys: string[], signal: AbortSignal): Promise<{ covered: string[]; observations: Observation[] }>;
+  /**
+   * What one poll should read, when the source can do better than a full snapshot every
+   * time: while its push stream is live, changes arrive as hints, so a poll only checks that
+   * the backend answers and reads what push cannot show (etcd lease TTLs that are due), and
+   * a full snapshot reconciles now and then. Fails with SourceUnavailableError like snapshot().
+   * Absent: every poll is a snapshot.
+   */
+  poll?(signal: AbortSignal): Promise<PollResult>;
   /**
    * Pushes change hints until `signal` aborts; resolves then. Absent, or resolving early,
    * means polling only. Never throws: losing the stream only delays what polling will see.

@@ -18,9 +18,20 @@ import { redactUrlPassword } from '../../config';
 import { displayText } from '../../domain/display';
 import type { Observation } from '../../domain/observe';
 import { SourceUnavailableError } from '../errors';
-import type { ChangeHint, LeaseSource, SourceSnapshot, SourceStatusDetail } from '../types';
+import { RECONCILE_EVERY_MS, type ChangeHint, type LeaseSource, type PollResult, type SourceSnapshot, type SourceStatusDetail } from '../types';
 
 const CALL_TIMEOUT_MS = 2_000;
+/**
+ * etcd has no call that returns many leases' TTLs at once, so each costs an RPC. A lease's
+ * TTL is read when it was never read, when a quarter of its TTL has passed since its last
+ * reading (so a holder renewing every third of it, as is usual, is seen at each renewal), or when
+ * its time is nearly up; at most TTL_READS_PER_POLL per poll, the longest unread first.
+ * Between readings its remaining time is carried forward on our clock: its key still exists,
+ * so it is held, and a renewal shows at its next reading. Expiries and releases do not wait
+ * for this: the key's deletion comes through the watch.
+ */
+const TTL_READS_PER_POLL = 1_000;
+const TTL_READ_CONCURRENCY = 32;
 
 type Grouped = { elections: Map<string, IKeyValue[]>; singles: IKeyValue[] };
 
@@ -52,6 +63,7 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
     ...(config.username ? { auth: { username: config.username, password: config.password ?? '' } } : {}),
   });
   let lastRevision: string | null = null;
+  const pollMs = config.pollMs ?? defaultPollMs;
 
   const unavailable = (error: unknown, what: string) =>
     error instanceof SourceUnavailableError
@@ -71,27 +83,68 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
     return { elections, singles };
   }
 
-  async function leaseTtl(leaseId: string): Promise<{ remainingMs: number; ttlMs: number } | null> {
+  type TtlReading = { remainingMs: number; ttlMs: number; readAt: number } | null;
+  const ttlReadings = new Map<string, TtlReading>();
+
+  async function readTtl(leaseId: string): Promise<TtlReading> {
     const { TTL, grantedTTL } = await client.leaseClient.leaseTimeToLive({ ID: leaseId });
-    if (Number(TTL) < 0) return null; // expired or revoked between the two reads
-    // etcd reports whole seconds, rounded down: "0" means less than a second is left, and
-    // the key still exists, so the lease has not run out (etcd deletes its keys when it does).
-    return { remainingMs: Math.max(1, Number(TTL) * 1000), ttlMs: Number(grantedTTL) * 1000 };
+    // Negative: expired or revoked between the two reads.
+    return Number(TTL) < 0 ? null : { remainingMs: Number(TTL) * 1000, ttlMs: Number(grantedTTL) * 1000, readAt: performance.now() };
   }
 
-  async function observeElection(name: string, candidates: IKeyValue[]): Promise<Observation | null> {
-    const ordered = [...candidates].sort((a, b) => (BigInt(a.create_revision) < BigInt(b.create_revision) ? -1 : 1));
+  /** Reads the TTLs that are due (within this poll's budget), and returns every wanted lease's current estimate. */
+  async function leaseTtls(wanted: string[], pollMs: number, readNow?: Set<string>): Promise<Map<string, { remainingMs: number; ttlMs: number } | null>> {
+    const unique = [...new Set(wanted)];
+    const now = performance.now();
+    const due = (id: string) => {
+      const reading = ttlReadings.get(id);
+      if (!reading) return true; // never read, or gone at its last reading
+      const age = now - reading.readAt;
+      return age >= Math.max(pollMs, reading.ttlMs / 4) || reading.remainingMs - age < 2 * pollMs;
+    };
+    const order = unique
+      .filter(due)
+      .map((id) => ({ id, readAt: ttlReadings.get(id)?.readAt ?? -Infinity }))
+      .sort((a, b) => a.readAt - b.readAt)
+      .slice(0, TTL_READS_PER_POLL)
+      .map((entry) => entry.id);
+    for (let i = 0; i < order.length; i += TTL_READ_CONCURRENCY) {
+      const batch = order.slice(i, i + TTL_READ_CONCURRENCY);
+      const readings = await Promise.all(batch.map(readTtl));
+      batch.forEach((id, index) => {
+        ttlReadings.set(id, readings[index]!);
+        readNow?.add(id);
+      });
+    }
+    const after = performance.now();
+    const result = new Map<string, { remainingMs: number; ttlMs: number } | null>();
+    for (const id of unique) {
+      if (!ttlReadings.has(id)) continue; // not read yet: unknown, not gone
+      const reading = ttlReadings.get(id);
+      // etcd reports whole seconds, rounded down: "0" means less than a second is left. The
+      // key still exists, so the lease has not run out (etcd deletes its keys when it does).
+      result.set(id, reading ? { remainingMs: Math.max(1, Math.round(reading.remainingMs - (after - reading.readAt))), ttlMs: reading.ttlMs } : null);
+    }
+    return result;
+  }
+
+  function leaderOf(candidates: IKeyValue[]): IKeyValue[] {
+    return [...candidates].sort((a, b) => (BigInt(a.create_revision) < BigInt(b.create_revision) ? -1 : 1));
+  }
+
+  function observeElection(name: string, ordered: IKeyValue[], ttl: { remainingMs: number; ttlMs: number } | null | undefined): Observation {
     const leader = ordered[0]!;
     const mutex = ordered.every((kv) => kv.value.length === 0);
     const holderOf = (kv: IKeyValue) => (kv.value.length === 0 ? `lease ${BigInt(String(kv.lease)).toString(16)}` : displayText(kv.value));
-    const ttl = await leaseTtl(String(leader.lease));
     return {
       key: displayText(Buffer.from(name, 'latin1')),
       kind: mutex ? 'lock' : 'election',
       holder: holderOf(leader),
       token: BigInt(leader.create_revision),
       ttlMs: ttl?.ttlMs ?? null,
-      remainingMs: ttl ? ttl.remainingMs : 0,
+      // null: its TTL has not been read yet (the key exists, so it is held); 0: the lease was
+      // found gone when it was read.
+      remainingMs: ttl === undefined ? null : ttl ? ttl.remainingMs : 0,
       precisionMs: 1_000,
       candidates: ordered.slice(1).map((kv) => ({ holder: holderOf(kv), token: BigInt(kv.create_revision) })),
       detail: {
@@ -102,29 +155,50 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
     };
   }
 
-  async function observeSingle(kv: IKeyValue): Promise<Observation> {
-    const ttl = await leaseTtl(String(kv.lease));
+  function observeSingle(kv: IKeyValue, ttl: { remainingMs: number; ttlMs: number } | null | undefined): Observation {
     return {
       key: displayText(kv.key),
       kind: 'lock',
       holder: displayText(kv.value),
       token: BigInt(kv.create_revision),
       ttlMs: ttl?.ttlMs ?? null,
-      remainingMs: ttl ? ttl.remainingMs : 0,
+      remainingMs: ttl === undefined ? null : ttl ? ttl.remainingMs : 0,
       precisionMs: 1_000,
       candidates: [],
       detail: { layout: 'single key with a lease', leaseId: BigInt(String(kv.lease)).toString(16) },
     };
   }
 
-  async function observeAll(kvs: IKeyValue[]): Promise<Observation[]> {
+  /**
+   * Observations of the leases among `kvs`. `onlyRead`: only those whose TTL was read now
+   * (a poll while the watch is live: the others have nothing new to say).
+   */
+  async function observeAll(kvs: IKeyValue[], forget: boolean, pollMs: number, onlyRead = false): Promise<Observation[]> {
     const { elections, singles } = group(kvs);
-    const reads = [
-      ...[...elections].map(([name, candidates]) => observeElection(name, candidates)),
-      ...singles.map((kv) => observeSingle(kv)),
+    const ordered = [...elections].map(([name, candidates]) => [name, leaderOf(candidates)] as const);
+    const leases = [...ordered.map(([, c]) => String(c[0]!.lease)), ...singles.map((kv) => String(kv.lease))];
+    const readNow = new Set<string>();
+    const ttls = await leaseTtls(leases, pollMs, readNow);
+    // After a full read, readings of leases no longer seen are dropped.
+    if (forget) for (const id of [...ttlReadings.keys()]) if (!ttls.has(id)) ttlReadings.delete(id);
+    const wanted = (lease: string) => !onlyRead || readNow.has(lease);
+    return [
+      ...ordered.filter(([, c]) => wanted(String(c[0]!.lease))).map(([name, candidates]) => observeElection(name, candidates, ttls.get(String(candidates[0]!.lease)))),
+      ...singles.filter((kv) => wanted(String(kv.lease))).map((kv) => observeSingle(kv, ttls.get(String(kv.lease)))),
     ];
-    return (await Promise.all(reads)).filter((o): o is Observation => o !== null);
   }
+
+  // The keys under the prefixes, kept current by full reads, targeted reads and the watch:
+  // while the watch is live, a poll builds on it instead of reading every key again.
+  const mirror = new Map<string, IKeyValue>();
+  let watchLive = false;
+  let watchLiveSince = Infinity;
+  let lastFullAt = -Infinity;
+  const remember = (kv: IKeyValue) => {
+    const key = kv.key.toString('latin1');
+    if (String(kv.lease ?? '0') === '0') mirror.delete(key);
+    else mirror.set(key, kv);
+  };
 
   /** Watches every prefix from `from` until the signal aborts or a watcher fails. */
   async function watchRound(
@@ -138,24 +212,34 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
     const ended = new Promise<'aborted' | 'compacted' | 'canceled' | 'failed'>((resolve) => (finish = resolve));
     const onAbort = () => finish('aborted');
     signal.addEventListener('abort', onAbort, { once: true });
-    const onKv = (kv: IKeyValue) => {
+    const onPut = (kv: IKeyValue) => {
       lastRevision = String(kv.mod_revision ?? lastRevision);
+      remember(kv);
+      onHint({ keys: [leaseKeyOf(kv)] });
+    };
+    const onDelete = (kv: IKeyValue) => {
+      lastRevision = String(kv.mod_revision ?? lastRevision);
+      mirror.delete(kv.key.toString('latin1'));
       onHint({ keys: [leaseKeyOf(kv)] });
     };
     try {
       for (const prefix of config.prefixes) {
         const watcher = await client.watch().prefix(Buffer.from(prefix, 'latin1')).startRevision(from).create();
         watchers.push(watcher);
-        watcher.on('put', onKv);
-        watcher.on('delete', onKv);
+        watcher.on('put', onPut);
+        watcher.on('delete', onDelete);
         // etcd cancels a watch whose start revision was compacted away; 3.4 gives no reason.
         watcher.on('error', (error: Error) => finish(/compacted/i.test(error.message) ? 'compacted' : /canceled/i.test(error.message) ? 'canceled' : 'failed'));
       }
       if (signal.aborted) return 'aborted';
+      watchLive = true;
+      watchLiveSince = performance.now();
       return await ended;
     } catch (error) {
       return /compacted/i.test((error as Error)?.message ?? '') ? 'compacted' : 'failed';
     } finally {
+      // Not live any more: until the next round is, polls read everything.
+      watchLive = false;
       signal.removeEventListener('abort', onAbort);
       // cancel() waits for the watcher to be connected first, which a cancelled one never
       // will be again: do not wait for it longer than a moment.
@@ -190,18 +274,37 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
   return {
     name: config.name,
     backend: 'etcd',
-    pollMs: config.pollMs ?? defaultPollMs,
+    pollMs,
 
     async snapshot(signal): Promise<SourceSnapshot> {
       if (signal.aborted) throw new SourceUnavailableError(config.name, 'the read was cancelled');
       try {
+        const startedAt = performance.now();
         const ranges = await Promise.all(config.prefixes.map(rangePrefix));
         lastRevision = ranges[0]?.header.revision ?? lastRevision;
-        const observations = await observeAll(ranges.flatMap((r) => r.kvs));
+        const kvs = ranges.flatMap((r) => r.kvs);
+        mirror.clear();
+        for (const kv of kvs) remember(kv);
+        const observations = await observeAll(kvs, true, pollMs);
+        lastFullAt = startedAt;
         const status = await clusterStatus();
         return { observations, status };
       } catch (error) {
         throw unavailable(error, 'reading');
+      }
+    },
+
+    async poll(signal): Promise<PollResult> {
+      // The mirror is only as good as a full read made once the watch was running.
+      if (!watchLive || lastFullAt < watchLiveSince || performance.now() - lastFullAt >= Math.max(RECONCILE_EVERY_MS, 10 * pollMs)) {
+        return { kind: 'full', ...(await this.snapshot(signal)) };
+      }
+      try {
+        // Keys come from the watch; only the TTLs that are due are read.
+        const observations = await observeAll([...mirror.values()], false, pollMs, true);
+        return { kind: 'partial', covered: observations.map((o) => o.key), observations };
+      } catch (error) {
+        throw unavailable(error, 'reading lease TTLs');
       }
     },
 
@@ -211,7 +314,12 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
         // A hint names a lease key: a single key, or an election (its candidates are below it).
         const reads = await Promise.all(keys.flatMap((key) => [client.kv.range({ key: Buffer.from(key, 'latin1') }), rangePrefix(`${key}/`)]));
         const inScope = reads.flatMap((r) => r.kvs).filter((kv) => config.prefixes.some((p) => kv.key.toString('latin1').startsWith(p)));
-        return { covered: keys.map((k) => displayText(Buffer.from(k, 'latin1'))), observations: await observeAll(inScope) };
+        for (const key of keys) {
+          mirror.delete(key);
+          for (const known of mirror.keys()) if (known.startsWith(`${key}/`)) mirror.delete(known);
+        }
+        for (const kv of inScope) remember(kv);
+        return { covered: keys.map((k) => displayText(Buffer.from(k, 'latin1'))), observations: await observeAll(inScope, false, pollMs) };
       } catch (error) {
         throw unavailable(error, 'reading');
       }

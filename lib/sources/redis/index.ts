@@ -17,31 +17,40 @@ import { redactUrlPassword } from '../../config';
 import { displayText } from '../../domain/display';
 import type { Observation } from '../../domain/observe';
 import { SourceUnavailableError } from '../errors';
-import type { ChangeHint, LeaseSource, SourceSnapshot, SourceStatusDetail } from '../types';
+import { RECONCILE_EVERY_MS, type ChangeHint, type LeaseSource, type PollResult, type SourceSnapshot, type SourceStatusDetail } from '../types';
 
 const READ_TIMEOUT_MS = 5_000;
 const SCAN_COUNT = 1_000;
 const READ_BATCH = 500;
 
-// For each key: its type, its value (strings only), its PTTL, and its fence (when that is a string).
+// For each key, four entries in one flat list (cheaper to decode than nested ones): its
+// type, its value (strings only), its PTTL, and its fence (when that is a string).
 const READ_KEYS = `
 local out = {}
-for i, k in ipairs(KEYS) do
+local n = 0
+for _, k in ipairs(KEYS) do
   local t = redis.call('TYPE', k)['ok']
   local v = false
   if t == 'string' then v = redis.call('GET', k) end
   local f = false
   local fk = k .. ARGV[1]
   if redis.call('TYPE', fk)['ok'] == 'string' then f = redis.call('GET', fk) end
-  out[i] = { t, v, redis.call('PTTL', k), f }
+  out[n + 1] = t
+  out[n + 2] = v
+  out[n + 3] = redis.call('PTTL', k)
+  out[n + 4] = f
+  n = n + 4
 end
 return out`;
 
 type RawKey = string; // the key's bytes as a latin1 string: exact, and usable as a Map key and an argument
 type KeyRead = { type: string; value: Buffer | null; pttl: number; fence: Buffer | null };
-type ReaderRedis = Redis & { readKeysBuffer(...args: (string | Buffer | number)[]): Promise<[Buffer, Buffer | null, number, Buffer | null][]> };
+type ReaderRedis = Redis & { readKeysBuffer(...args: (string | Buffer | number)[]): Promise<(Buffer | number | null)[]> };
 
 const toBuffer = (raw: RawKey) => Buffer.from(raw, 'latin1');
+/** A key as a command argument: ASCII as a string (one write), anything else as its exact bytes. */
+// eslint-disable-next-line no-control-regex -- ASCII is the point
+const toArgument = (raw: RawKey) => (/^[\x00-\x7f]*$/.test(raw) ? raw : toBuffer(raw));
 const isCounter = (value: Buffer | null) => value !== null && /^\d+$/.test(value.toString('latin1'));
 
 function instanceLabel(url: string): string {
@@ -95,10 +104,15 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
     const reads = new Map<RawKey, KeyRead>();
     for (let i = 0; i < keys.length; i += READ_BATCH) {
       const batch = keys.slice(i, i + READ_BATCH);
-      const rows = await redis.readKeysBuffer(batch.length, ...batch.map(toBuffer), suffix);
-      rows.forEach((row, index) => {
-        reads.set(batch[index]!, { type: row[0].toString(), value: row[1], pttl: Number(row[2]), fence: row[3] });
-      });
+      const flat = await redis.readKeysBuffer(batch.length, ...batch.map(toArgument), suffix);
+      for (let index = 0; index < batch.length; index++) {
+        reads.set(batch[index]!, {
+          type: String(flat[index * 4]),
+          value: flat[index * 4 + 1] as Buffer | null,
+          pttl: Number(flat[index * 4 + 2]),
+          fence: flat[index * 4 + 3] as Buffer | null,
+        });
+      }
     }
     return reads;
   }
@@ -166,7 +180,8 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
     const results = await Promise.allSettled(
       instances.map(async (instance) => {
         const keys = await keysFor(instance.redis, signal);
-        return readInstance(instance.redis, [...keys]);
+        // A fence beside its lock key is read with the lock: no need to read it as a key too.
+        return readInstance(instance.redis, [...keys].filter((raw) => !(raw.endsWith(suffix) && keys.has(raw.slice(0, -suffix.length)))));
       }),
     );
     results.forEach((result, index) => {
@@ -224,19 +239,38 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
     }
   }
 
+  // While every instance's keyspace notifications are live, a poll only checks that the
+  // instances answer: changes (renewals included: PEXPIRE is an 'expire' event) come pushed.
+  let live = 0;
+  let lastFullAt = -Infinity;
+
+  async function snapshot(signal: AbortSignal): Promise<SourceSnapshot> {
+    try {
+      const observations = await read(scanInstance, signal);
+      lastFullAt = performance.now();
+      return { observations, status: status() };
+    } catch (error) {
+      if (error instanceof SourceUnavailableError) throw error;
+      throw new SourceUnavailableError(config.name, redactUrlPassword((error as Error).message), { cause: error });
+    }
+  }
+
   return {
     name: config.name,
     backend: 'redis',
     pollMs: config.pollMs ?? defaultPollMs,
+    snapshot,
 
-    async snapshot(signal): Promise<SourceSnapshot> {
-      try {
-        const observations = await read(scanInstance, signal);
-        return { observations, status: status() };
-      } catch (error) {
-        if (error instanceof SourceUnavailableError) throw error;
-        throw new SourceUnavailableError(config.name, redactUrlPassword((error as Error).message), { cause: error });
+    async poll(signal): Promise<PollResult> {
+      if (live < instances.length || performance.now() - lastFullAt >= Math.max(RECONCILE_EVERY_MS, 10 * (config.pollMs ?? defaultPollMs))) {
+        return { kind: 'full', ...(await snapshot(signal)) };
       }
+      const pings = await Promise.allSettled(instances.map((i) => i.redis.ping()));
+      pings.forEach((p, index) => {
+        instances[index]!.lastError = p.status === 'rejected' ? redactUrlPassword(String((p.reason as Error)?.message ?? p.reason)) : null;
+      });
+      if (pings.filter((p) => p.status === 'fulfilled').length < quorum) return { kind: 'full', ...(await snapshot(signal)) };
+      return { kind: 'partial', covered: [], observations: [] };
     },
 
     async readKeys(keys, signal) {
@@ -257,6 +291,19 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
         const prefix = `__keyspace@${dbOf(instance.url)}__:`;
         const subscriber = instance.redis.duplicate();
         subscriber.on('error', () => {});
+        // While the subscription is down, changes are missed: polls read everything again.
+        let counted = false;
+        let connections = 0;
+        subscriber.on('ready', () => {
+          if (!counted) live++;
+          counted = true;
+          // Back after a drop: what changed meanwhile was not announced; read everything.
+          if (connections++ > 0) lastFullAt = -Infinity;
+        });
+        subscriber.on('close', () => {
+          if (counted) live--;
+          counted = false;
+        });
         subscriber.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer) => {
           let raw = channel.subarray(prefix.length).toString('latin1');
           if (raw.endsWith(suffix)) raw = raw.slice(0, -suffix.length);
