@@ -15,7 +15,7 @@ import { createLeaderElector, createLeaseClient, type LeaseClient } from '../lea
 import { createSources } from '../sources/registry';
 import type { LeaseSource } from '../sources/types';
 import { metrics } from './metrics';
-import { observeSource } from './observe-source';
+import { observeSource, type ObserveOptions } from './observe-source';
 import { StaleOwnerError } from './store-writer';
 
 export type CollectorOptions = {
@@ -25,6 +25,7 @@ export type CollectorOptions = {
   /** Ownership lease TTL (default 10 s): how soon a dead collector's sources move. */
   ownershipTtlMs?: number;
   log?: (line: string) => void;
+  onRead?: ObserveOptions['onRead'];
 };
 
 export type Collector = {
@@ -43,8 +44,9 @@ export function startCollector(options: CollectorOptions): Collector {
   const owned = new Set<string>();
   const ringSize = options.config.retention.renewalSamplesPerLease;
   let leaseClient: LeaseClient | null = null;
+  let stopping: Promise<void> | null = null;
 
-  const observe = async (source: LeaseSource, token: bigint, signal: AbortSignal) => {
+  const observe = async (source: LeaseSource, token: bigint, holder: string, signal: AbortSignal) => {
     owned.add(source.name);
     metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 1);
     try {
@@ -52,7 +54,7 @@ export function startCollector(options: CollectorOptions): Collector {
       // collector must not quietly stop watching a source.
       while (!signal.aborted) {
         try {
-          await observeSource({ store: options.store, source, collectorId: id, token, ringSize, log }, signal);
+          await observeSource({ store: options.store, source, collectorId: id, token, holder, ringSize, log, onRead: options.onRead }, signal);
         } catch (error) {
           if (error instanceof StaleOwnerError) {
             log(error.message);
@@ -70,7 +72,7 @@ export function startCollector(options: CollectorOptions): Collector {
 
   let runs: Promise<unknown>[];
   if (options.store.url === null) {
-    runs = sources.map((source) => observe(source, 0n, stop.signal));
+    runs = sources.map((source) => observe(source, 0n, id, stop.signal));
   } else {
     leaseClient = createLeaseClient({ backend: 'postgres', url: options.store.url, table: 'CollectorLease', ensureTable: false });
     const client = leaseClient;
@@ -83,7 +85,7 @@ export function startCollector(options: CollectorOptions): Collector {
         renewEveryMs: Math.max(200, Math.floor(ttlMs / 5)),
         onStartedLeading: async (signal, token) => {
           log(`observing ${source.name} (ownership token ${token})`);
-          await observe(source, token, signal);
+          await observe(source, token, `${id}:${client.instance}`, signal);
         },
         onStoppedLeading: () => log(`no longer observing ${source.name}`),
         onError: (error) => log(`ownership of ${source.name}: ${(error as Error)?.message ?? error}`),
@@ -95,11 +97,15 @@ export function startCollector(options: CollectorOptions): Collector {
   return {
     id,
     owned: () => [...owned],
-    async stop() {
-      stop.abort();
-      await Promise.allSettled(runs);
-      await Promise.allSettled(sources.map((s) => s.close()));
-      await leaseClient?.close();
+    stop() {
+      // Idempotent: a second call waits for the first.
+      stopping ??= (async () => {
+        stop.abort();
+        await Promise.allSettled(runs);
+        await Promise.allSettled(sources.map((s) => s.close()));
+        await leaseClient?.close();
+      })();
+      return stopping;
     },
   };
 }

@@ -1,20 +1,23 @@
 // Observing one source: poll it, follow its push stream, turn each read into history with
 // lib/domain, write that to the store, and tell the live stream.
 //
-// Reads of a source never overlap: polls and change hints queue up as "what to read next"
-// (everything, or some keys), and one loop reads, applies and writes in order. A failed
-// read makes the source down and its leases stale, and nothing else: the next good read is
-// compared with the last one as "after a gap", so no expiry, release or failover is invented.
+// Two lanes of reads: full reads every poll interval, and targeted reads of what a change
+// hint named, so a pushed change need not wait behind a slow full read. Each read is applied
+// the moment it completes (synchronously), and a lease is only ever moved forward by a read
+// that started after the one it last came from; writes go to the store in the order reads
+// were applied. A failed full read makes the source down and its leases stale, and nothing
+// else: the next good read is compared with the last one as "after a gap", so no expiry,
+// release or failover is invented.
 import type { Store } from '../db';
-import { applyRead, type ReadContext, type TrackedLease } from '../domain/observe';
+import { applyRead, type Observation, type ReadContext, type TrackedLease } from '../domain/observe';
 import { minuteOf, rollupRenewals, type RenewalPoint } from '../domain/renewal-stats';
 import { eventView, leaseView } from '../domain/views';
 import { linkedTimeout } from '../lease/deadline';
 import { SourceUnavailableError } from '../sources/errors';
-import type { LeaseSource, SourceStatusDetail } from '../sources/types';
+import type { LeaseSource, PollResult } from '../sources/types';
 import { publish } from './bus';
 import { metrics } from './metrics';
-import { StaleOwnerError, loadSource, writeBatch, type WriteBatch } from './store-writer';
+import { StaleOwnerError, loadSource, writeBatch, type SourceRow, type WriteBatch, type WrittenEvent } from './store-writer';
 
 export type ObserveOptions = {
   store: Store;
@@ -22,13 +25,21 @@ export type ObserveOptions = {
   collectorId: string;
   /** Fencing token of this collector's ownership of the source (0 when nobody else can write). */
   token: bigint;
+  /** The holder name recorded on the ownership lease (lib/lease appends an instance suffix to the collector id). */
+  holder: string;
   ringSize: number;
   log: (line: string) => void;
+  /** Called after every read is applied and written (for benchmarks and diagnostics). */
+  onRead?: (read: ReadReport) => void;
 };
 
-const now = () => performance.now();
+export type ReadReport = { source: string; full: boolean; ok: boolean; leases: number; changed: number; events: number; durationMs: number };
 
-/** Resolves after `ms`, when the signal aborts, or when `onWake` is called, leaving no listener behind. */
+const now = () => performance.now();
+const HINT_COALESCE_MS = 5;
+const RENEWAL_FLUSH_MS = 1_000;
+
+/** Resolves after `ms`, when the signal aborts, or when the registered wake function is called, leaving no listener behind. */
 function pause(ms: number, signal: AbortSignal, register?: (wake: () => void) => void): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = () => {
@@ -46,6 +57,7 @@ function pause(ms: number, signal: AbortSignal, register?: (wake: () => void) =>
 export async function observeSource(options: ObserveOptions, signal: AbortSignal): Promise<void> {
   const { store, source, log } = options;
   const labels = { source: source.name };
+  const readTimeoutMs = Math.max(10_000, source.pollMs * 5);
 
   // 1. Start from what the store knows. Whatever happened since it was written, we did not see.
   const loaded = await retrying('loading the source from the store', () => loadSource(store, source.name, now(), Date.now()), signal, log);
@@ -55,152 +67,277 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
   let up: boolean | null = loaded.status === 'down' ? false : null;
   let afterGap = known.size > 0;
   let lastGoodReadAt: number | null = null;
-  let lastStatus: SourceStatusDetail | null = null;
+  let writtenGoodReadAt = -Infinity;
   const minutes = new Map<string, Map<number, RenewalPoint[]>>();
+  const sourceRow = (status: 'up' | 'down', lastError: string | null, lastPollMs: number | null): SourceRow => ({
+    name: source.name,
+    backend: source.backend,
+    status,
+    lastGoodReadAt,
+    lastError,
+    lastPollMs,
+    pollMs: source.pollMs,
+    detail: null,
+  });
 
-  // 2. What to read next: everything (poll due, or a hint said so) and/or some keys.
+  // Two ordered write queues: state changes (what people wait for), and renewals (many,
+  // batched). Each writes in the order it was given, and batches that queue up behind a write
+  // in progress go together in the next transaction. Across the two queues a lease row carries
+  // its version, so an older picture never replaces a newer one.
+  let stopWith: unknown = null;
+  const queue = () => {
+    let writing: Promise<void> | null = null;
+    let queued: { batch: WriteBatch; waiters: ((written: WrittenEvent[] | undefined) => void)[] } | null = null;
+    const drain = async () => {
+      while (queued) {
+        const { batch, waiters } = queued;
+        queued = null;
+        let written: WrittenEvent[] | undefined;
+        try {
+          written = await write(batch);
+        } catch (error) {
+          stopWith ??= error; // a StaleOwnerError stops the whole observer
+        }
+        for (const resolve of waiters) resolve(written);
+      }
+      writing = null;
+    };
+    return {
+      enqueue: (batch: WriteBatch): Promise<WrittenEvent[] | undefined> =>
+        new Promise((resolve) => {
+          if (queued) {
+            queued.batch = mergeBatches(queued.batch, batch);
+            queued.waiters.push(resolve);
+          } else {
+            queued = { batch, waiters: [resolve] };
+          }
+          writing ??= drain();
+        }),
+      idle: () => writing ?? Promise.resolve(),
+    };
+  };
+  const changesQueue = queue();
+  const renewalsQueue = queue();
+  const enqueue = changesQueue.enqueue;
+
+  // Renewals are many (a lease renewing every 10 s is 6 a minute) and nobody waits for them:
+  // their rows, raw samples and rollups are written in one batch a second (DESIGN.md section 4).
+  const renewalsDue: { leases: Map<string, TrackedLease>; renewals: WriteBatch['renewals'] } = { leases: new Map(), renewals: [] };
+  const flushRenewals = async (closing = false) => {
+    if (renewalsDue.renewals.length === 0 && renewalsDue.leases.size === 0 && minutes.size === 0) return;
+    const leases = [...renewalsDue.leases.values()];
+    const renewals = renewalsDue.renewals.splice(0);
+    renewalsDue.leases.clear();
+    // The source's row is the other queue's to write.
+    const batch = emptyBatch(options, null);
+    batch.dirty = leases;
+    batch.renewals = renewals;
+    batch.rollups = rollupsFor(minutes, renewals, closing);
+    const written = await renewalsQueue.enqueue(batch);
+    if (written) {
+      const nowWall = Date.now();
+      for (const lease of leases) publish({ type: 'lease', lease: leaseView(lease, nowWall) });
+    }
+  };
+
+  // 2. What to read next: everything (poll due, hint, after a failure) and some keys.
   const pending = { full: true, gap: false, keys: new Set<string>() };
-  let wake: (() => void) | null = null;
-  const poke = () => {
-    wake?.();
-    wake = null;
+  const wakers = { full: null as (() => void) | null, keys: null as (() => void) | null };
+  const wake = (lane: 'full' | 'keys') => {
+    wakers[lane]?.();
+    wakers[lane] = null;
   };
   const watching = source.watch?.(
     (hint) => {
-      if (hint.full) pending.full = true;
       if (hint.gap) {
         pending.gap = true;
         log(`${source.name}: ${hint.reason ?? 'events may have been missed'}; reading everything again`);
       }
-      for (const key of hint.keys ?? []) pending.keys.add(key);
-      poke();
+      if (hint.full) {
+        pending.full = true;
+        wake('full');
+      }
+      if (hint.keys?.length) {
+        for (const key of hint.keys) pending.keys.add(key);
+        wake('keys');
+      }
     },
     signal,
   );
-  let nextFullAt = now();
 
-  try {
-    while (!signal.aborted) {
-      // 3. Wait for work: a hint, or the next poll.
+  /** Applies a completed read and queues its write; returns once it is written. */
+  async function applyAndWrite(
+    full: boolean,
+    observations: Observation[],
+    covered: string[] | undefined,
+    startedMono: number,
+    startedWall: number,
+    gap: boolean,
+    detail: Record<string, unknown> | null,
+    /** A poll that proved the source answers (it counts as a good read, without reading everything). */
+    liveness = false,
+  ) {
+    const read: ReadContext = { source: source.name, backend: source.backend, startedMono, startedWall, finishedMono: now(), afterGap: afterGap || gap };
+    // A lease already moved forward by a read that started later (the other lane) keeps
+    // that newer picture: this read is older news about it.
+    const isNewer = (key: string) => (known.get(key)?.observedAtMono ?? -Infinity) > startedMono;
+    const scope = full ? [...known.keys()] : (covered ?? []);
+    const stale = new Set(scope.filter(isNewer));
+    for (const o of observations) if (isNewer(o.key)) stale.add(o.key);
+    const applied = applyRead(
+      known,
+      stale.size ? observations.filter((o) => !stale.has(o.key)) : observations,
+      read,
+      stale.size ? scope.filter((key) => !stale.has(key)) : scope,
+    );
+    if (full) afterGap = false;
+    if (full || liveness) lastGoodReadAt = startedWall;
+    const batch = emptyBatch(options, {
+      ...sourceRow('up', null, full ? Math.round(now() - startedMono) : null),
+      lastGoodReadAt: full || liveness ? startedWall : null,
+      detail,
+    });
+    if (up === false) {
+      log(`${source.name}: up again`);
+      batch.sourceEvents.push({ seq: ++sourceSeq, type: 'source_up', atWall: startedWall, detail: null });
+      batch.setStale = false;
+    }
+    up = true;
+    // State changes go now; renewals join the next one-second batch.
+    batch.dirty = applied.dirty.filter((lease) => !applied.renewedOnly.has(lease));
+    batch.events = applied.events;
+    for (const lease of applied.renewedOnly) renewalsDue.leases.set(lease.id, lease);
+    for (const lease of batch.dirty) renewalsDue.leases.delete(lease.id);
+    renewalsDue.renewals.push(...applied.renewals);
+    // A keys-lane read that only saw renewals need not touch the store now.
+    // A read that changed nothing writes nothing, except that a poll refreshes the source's
+    // "last good read" once a second.
+    const refresh = liveness && startedWall - writtenGoodReadAt >= 1_000;
+    const idle = !full && !refresh && batch.dirty.length === 0 && batch.events.length === 0 && batch.sourceEvents.length === 0;
+    if (full || refresh) writtenGoodReadAt = startedWall;
+    return { applied, written: idle ? [] : await enqueue(batch), published: batch.dirty };
+  }
+
+  async function fullLane() {
+    let nextFullAt = now();
+    while (!signal.aborted && stopWith === null) {
       const untilPoll = nextFullAt - now();
-      if (!pending.full && pending.keys.size === 0 && untilPoll > 0) {
-        await pause(untilPoll, signal, (done) => (wake = done));
-        wake = null;
-        if (signal.aborted) break;
+      if (!pending.full && untilPoll > 0) {
+        await pause(untilPoll, signal, (done) => (wakers.full = done));
+        if (signal.aborted) return;
       }
-      const full = pending.full || now() >= nextFullAt || !source.readKeys;
-      const keys = [...pending.keys];
       const gap = pending.gap;
+      const askedFull = pending.full;
       pending.full = false;
       pending.gap = false;
-      pending.keys.clear();
-      if (full) nextFullAt = now() + source.pollMs;
-
-      // 4. Read.
+      nextFullAt = now() + source.pollMs;
       const startedMono = now();
       const startedWall = Date.now();
-      let observations;
-      let covered: string[] | undefined;
-      const deadline = linkedTimeout(signal, Math.max(10_000, source.pollMs * 5));
+      const deadline = linkedTimeout(signal, readTimeoutMs);
+      let result: PollResult;
       try {
-        if (full) {
-          const snapshot = await source.snapshot(deadline.signal);
-          observations = snapshot.observations;
-          lastStatus = snapshot.status;
-        } else {
-          ({ observations, covered } = await source.readKeys!(keys, deadline.signal));
-        }
+        // After a gap, or when a hint asked for everything, a full snapshot; otherwise what
+        // the source says a poll needs (only a liveness check while its push stream is live).
+        result = askedFull || afterGap || gap || !source.poll ? { kind: 'full', ...(await source.snapshot(deadline.signal)) } : await source.poll(deadline.signal);
       } catch (error) {
-        deadline.dispose();
-        if (signal.aborted) break;
-        const reason = error instanceof SourceUnavailableError ? error.reason : String((error as Error)?.message ?? error);
-        metrics.inc('leasehold_read_failures_total', labels);
-        metrics.set('leasehold_source_up', labels, 0);
-        // 5a. Down: say so once, mark the leases stale, claim nothing else.
-        const batch = emptyBatch(options, {
-          name: source.name,
-          backend: source.backend,
-          status: 'down',
-          lastGoodReadAt,
-          lastError: reason,
-          lastPollMs: Math.round(now() - startedMono),
-          pollMs: source.pollMs,
-          detail: null,
-        });
-        if (up !== false) {
-          log(`${source.name}: down: ${reason}`);
-          batch.sourceEvents.push({ seq: ++sourceSeq, type: 'source_down', atWall: startedWall, detail: { error: reason } });
-          batch.setStale = true;
-          for (const lease of known.values()) lease.stale = true;
-        }
-        up = false;
-        afterGap = true;
-        await write(batch);
+        if (signal.aborted) return;
+        await sourceDown(error, startedMono, startedWall);
         pending.full = true;
         nextFullAt = now() + Math.min(source.pollMs, 1_000);
         continue;
+      } finally {
+        deadline.dispose();
       }
-      deadline.dispose();
-
-      // 5b. Up: compare with what we knew, on our own clock.
-      const read: ReadContext = {
-        source: source.name,
-        backend: source.backend,
-        startedMono,
-        startedWall,
-        finishedMono: now(),
-        afterGap: afterGap || gap,
-      };
-      const applied = applyRead(known, observations, read, full ? undefined : covered);
-      const elapsedMs = Math.round(now() - startedMono);
-      if (full) {
-        afterGap = false;
-        lastGoodReadAt = startedWall;
-      }
-      const batch = emptyBatch(options, {
-        name: source.name,
-        backend: source.backend,
-        status: 'up',
-        lastGoodReadAt: full ? startedWall : null,
-        lastError: null,
-        lastPollMs: full ? elapsedMs : null,
-        pollMs: source.pollMs,
-        detail: full ? lastStatus : null,
-      });
-      if (up === false) {
-        log(`${source.name}: up again`);
-        batch.sourceEvents.push({ seq: ++sourceSeq, type: 'source_up', atWall: startedWall, detail: null });
-        batch.setStale = false;
-      }
-      up = true;
-      batch.dirty = applied.dirty;
-      batch.events = applied.events;
-      batch.renewals = applied.renewals;
-      batch.rollups = rollupsFor(minutes, applied.renewals);
-      const written = await write(batch);
+      // The status of the backend itself comes with full reads only.
+      const full = result.kind === 'full';
+      const { applied, written, published } =
+        result.kind === 'full'
+          ? await applyAndWrite(true, result.observations, undefined, startedMono, startedWall, gap, result.status)
+          : await applyAndWrite(false, result.observations, result.covered, startedMono, startedWall, false, null, true);
       metrics.set('leasehold_source_up', labels, 1);
-      metrics.observe('leasehold_poll_duration_seconds', labels, (now() - startedMono) / 1000);
-      if (applied.renewals.length) metrics.inc('leasehold_renewals_total', labels, applied.renewals.length);
+      if (full) metrics.observe('leasehold_poll_duration_seconds', labels, (now() - startedMono) / 1000);
       countStates(source.name, known);
-
-      // 6. Tell the live stream what changed.
-      const nowWall = Date.now();
-      for (const lease of applied.dirty) publish({ type: 'lease', lease: leaseView(lease, nowWall) });
-      const ids = new Map((written ?? []).map((w) => [`${w.leaseId}#${w.seq}`, w.id]));
-      for (const { lease, seq, change } of applied.events) {
-        const id = ids.get(`${lease.id}#${seq}`);
-        if (id) publish({ type: 'event', event: eventView(id, lease.id, change) });
-      }
+      report(full, applied, published, written, startedMono);
     }
-  } finally {
-    metrics.clear('leasehold_tracked_leases', labels);
-    await watching?.catch(() => {});
+  }
+
+  async function keysLane() {
+    if (!source.readKeys) return;
+    while (!signal.aborted && stopWith === null) {
+      if (pending.keys.size === 0) {
+        await pause(60_000, signal, (done) => (wakers.keys = done));
+        if (signal.aborted) return;
+        if (pending.keys.size === 0) continue;
+      }
+      // Let a burst of hints arrive (a few ms), then read them together; everything hinted
+      // while this read runs is coalesced into the next one.
+      await pause(HINT_COALESCE_MS, signal);
+      const keys = [...pending.keys];
+      pending.keys.clear();
+      const startedMono = now();
+      const startedWall = Date.now();
+      const deadline = linkedTimeout(signal, readTimeoutMs);
+      let result;
+      try {
+        result = await source.readKeys(keys, deadline.signal);
+      } catch {
+        // A targeted read that fails proves little on its own: ask for a full read now,
+        // which will say whether the source is down.
+        pending.full = true;
+        wake('full');
+        continue;
+      } finally {
+        deadline.dispose();
+      }
+      if (up === false) continue; // the full lane decides when the source is back
+      const { applied, written, published } = await applyAndWrite(false, result.observations, result.covered, startedMono, startedWall, false, null);
+      report(false, applied, published, written, startedMono);
+    }
+  }
+
+  async function sourceDown(error: unknown, startedMono: number, startedWall: number) {
+    const reason = error instanceof SourceUnavailableError ? error.reason : String((error as Error)?.message ?? error);
+    metrics.inc('leasehold_read_failures_total', labels);
+    metrics.set('leasehold_source_up', labels, 0);
+    // Down: say so once, mark the leases stale, claim nothing else.
+    const batch = emptyBatch(options, sourceRow('down', reason, Math.round(now() - startedMono)));
+    if (up !== false) {
+      log(`${source.name}: down: ${reason}`);
+      batch.sourceEvents.push({ seq: ++sourceSeq, type: 'source_down', atWall: startedWall, detail: { error: reason } });
+      batch.setStale = true;
+      for (const lease of known.values()) lease.stale = true;
+    }
+    up = false;
+    afterGap = true;
+    await enqueue(batch);
+    options.onRead?.({ source: source.name, full: true, ok: false, leases: known.size, changed: 0, events: 0, durationMs: now() - startedMono });
+  }
+
+  function report(full: boolean, applied: ReturnType<typeof applyRead>, published: TrackedLease[], written: WrittenEvent[] | undefined, startedMono: number) {
+    options.onRead?.({
+      source: source.name,
+      full,
+      ok: true,
+      leases: known.size,
+      changed: applied.dirty.length,
+      events: applied.events.length,
+      durationMs: now() - startedMono,
+    });
+    if (!written) return;
+    // Tell the live stream what changed.
+    const nowWall = Date.now();
+    for (const lease of published) publish({ type: 'lease', lease: leaseView(lease, nowWall) });
+    const ids = new Map(written.map((w) => [`${w.leaseId}#${w.seq}`, w.id]));
+    for (const { lease, seq, change } of applied.events) {
+      const id = ids.get(`${lease.id}#${seq}`);
+      if (id) publish({ type: 'event', event: eventView(id, lease.id, change) });
+    }
   }
 
   async function write(batch: WriteBatch) {
     for (const event of batch.events) metrics.inc('leasehold_events_total', { source: source.name, type: event.change.type });
     for (const event of batch.sourceEvents) metrics.inc('leasehold_events_total', { source: source.name, type: event.type });
-    if (batch.sourceEvents.length) {
+    if (batch.sourceEvents.length && batch.source) {
       publish({
         type: 'source',
         source: {
@@ -215,12 +352,57 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     }
     return retrying(`writing ${source.name} to the store`, () => writeBatch(store, batch), signal, log);
   }
+
+  async function renewalLane() {
+    while (!signal.aborted && stopWith === null) {
+      await pause(RENEWAL_FLUSH_MS, signal);
+      await flushRenewals();
+    }
+  }
+
+  try {
+    await Promise.all([fullLane(), keysLane(), renewalLane()]);
+    await flushRenewals(true);
+    await Promise.all([changesQueue.idle(), renewalsQueue.idle()]);
+    if (stopWith) throw stopWith;
+  } finally {
+    metrics.clear('leasehold_tracked_leases', labels);
+    await watching?.catch(() => {});
+  }
+}
+
+/** One batch doing what `a` then `b` would: later rows win, events and renewals add up. */
+function mergeBatches(a: WriteBatch, b: WriteBatch): WriteBatch {
+  const dirty = new Map(a.dirty.map((lease) => [lease.id, lease]));
+  for (const lease of b.dirty) dirty.set(lease.id, lease);
+  const rollups = new Map(a.rollups.map((r) => [`${r.leaseId}\u0000${r.minute}`, r]));
+  for (const r of b.rollups) rollups.set(`${r.leaseId}\u0000${r.minute}`, r);
+  return {
+    source:
+      a.source && b.source
+        ? {
+            ...b.source,
+            lastGoodReadAt: b.source.lastGoodReadAt ?? a.source.lastGoodReadAt,
+            lastPollMs: b.source.lastPollMs ?? a.source.lastPollMs,
+            detail: b.source.detail ?? a.source.detail,
+          }
+        : (b.source ?? a.source),
+    collector: b.collector,
+    dirty: [...dirty.values()],
+    events: [...a.events, ...b.events],
+    sourceEvents: [...a.sourceEvents, ...b.sourceEvents],
+    renewals: [...a.renewals, ...b.renewals],
+    rollups: [...rollups.values()],
+    setStale: b.setStale ?? a.setStale,
+    ringSize: b.ringSize,
+  };
 }
 
 function emptyBatch(options: ObserveOptions, source: WriteBatch['source']): WriteBatch {
+  // (source null: a batch that adds to leases and leaves the source's row alone)
   return {
     source,
-    collector: { id: options.collectorId, token: options.token },
+    collector: { id: options.collectorId, token: options.token, holder: options.holder },
     dirty: [],
     events: [],
     sourceEvents: [],
@@ -230,25 +412,33 @@ function emptyBatch(options: ObserveOptions, source: WriteBatch['source']): Writ
   };
 }
 
-/** Adds the renewals to their minutes and returns the rollups of every minute they touched. */
-function rollupsFor(minutes: Map<string, Map<number, RenewalPoint[]>>, renewals: WriteBatch['renewals']): WriteBatch['rollups'] {
-  const touched = new Set<string>();
+/**
+ * Adds the renewals to their minutes, and returns the rollups of the minutes that are over
+ * (once each), or of every minute still held when `closing` (the observer is stopping).
+ * A minute is written when it is complete, not at every renewal in it.
+ */
+function rollupsFor(minutes: Map<string, Map<number, RenewalPoint[]>>, renewals: WriteBatch['renewals'], closing = false): WriteBatch['rollups'] {
   for (const { lease, renewal } of renewals) {
     const minute = minuteOf(renewal.atWall);
     let perLease = minutes.get(lease.id);
     if (!perLease) minutes.set(lease.id, (perLease = new Map()));
-    perLease.set(minute, [...(perLease.get(minute) ?? []), { intervalMs: renewal.intervalMs, marginMs: renewal.marginMs }]);
-    touched.add(`${lease.id}\u0000${minute}`);
+    let points = perLease.get(minute);
+    if (!points) perLease.set(minute, (points = []));
+    points.push({ intervalMs: renewal.intervalMs, marginMs: renewal.marginMs });
   }
+  // Renewals are estimated to have happened up to a poll before they are seen: a minute is
+  // complete a little after it ends.
+  const current = minuteOf(Date.now() - 5_000);
   const rollups: WriteBatch['rollups'] = [];
-  for (const entry of touched) {
-    const [leaseId, minute] = entry.split('\u0000') as [string, string];
-    const stats = rollupRenewals(minutes.get(leaseId)!.get(Number(minute))!);
-    if (stats) rollups.push({ leaseId, minute: Number(minute), stats });
+  for (const [leaseId, perLease] of minutes) {
+    for (const [minute, points] of perLease) {
+      if (minute >= current && !closing) continue;
+      const stats = rollupRenewals(points);
+      if (stats) rollups.push({ leaseId, minute, stats });
+      perLease.delete(minute);
+    }
+    if (perLease.size === 0) minutes.delete(leaseId);
   }
-  // Keep only the current and the previous minute in memory; older ones are final in the store.
-  const oldest = minuteOf(Date.now()) - 60_000;
-  for (const perLease of minutes.values()) for (const minute of perLease.keys()) if (minute < oldest) perLease.delete(minute);
   return rollups;
 }
 

@@ -15,7 +15,7 @@ import type { Backend } from '../domain/types';
 
 export class StaleOwnerError extends Error {
   constructor(readonly source: string) {
-    super(`another collector has taken over source ${source} (its ownership token is higher): this collector stops writing it`);
+    super(`source ${source} has a newer owner (another collector, or this one again after it lost its ownership lease): this observer stops writing it`);
     this.name = 'StaleOwnerError';
   }
 }
@@ -32,8 +32,10 @@ export type SourceRow = {
 };
 
 export type WriteBatch = {
-  source: SourceRow;
-  collector: { id: string; token: bigint };
+  /** The source's row; null for a batch that only adds to leases (renewals), which leaves it as it is. */
+  source: SourceRow | null;
+  /** The collector, the fencing token of its ownership of the source, and the holder name its ownership lease records. */
+  collector: { id: string; token: bigint; holder: string };
   dirty: TrackedLease[];
   events: { lease: TrackedLease; seq: number; change: LeaseChange }[];
   sourceEvents: { seq: number; type: 'source_down' | 'source_up'; atWall: number; detail: Record<string, unknown> | null }[];
@@ -52,9 +54,10 @@ const json = (value: unknown) => JSON.stringify(value, (_key, v) => (typeof v ==
 
 export async function writeBatch(store: Store, batch: WriteBatch): Promise<WrittenEvent[]> {
   return store.transaction(async (sql) => {
-    await upsertSource(sql, batch);
+    if (batch.source) await upsertSource(sql, batch.source, batch);
+    else await checkOwnership(sql, batch);
     if (batch.setStale !== undefined) {
-      await sql.query(`UPDATE "Lease" SET stale = $2, "updatedAt" = now() WHERE "sourceName" = $1 AND stale <> $2`, [batch.source.name, batch.setStale]);
+      await sql.query(`UPDATE "Lease" SET stale = $2, "updatedAt" = now() WHERE "sourceName" = $1 AND stale <> $2`, [batch.source!.name, batch.setStale]);
     }
     if (batch.dirty.length > 0) await upsertLeases(sql, batch);
     const written = batch.events.length > 0 ? await insertEvents(sql, batch) : [];
@@ -63,7 +66,7 @@ export async function writeBatch(store: Store, batch: WriteBatch): Promise<Writt
         `INSERT INTO "SourceEvent" ("sourceName", seq, type, at, detail)
          SELECT $1, seq, type, at::timestamptz, detail FROM jsonb_to_recordset($2::jsonb) AS x(seq int, type text, at text, detail jsonb)
          ON CONFLICT ("sourceName", seq) DO NOTHING`,
-        [batch.source.name, json(batch.sourceEvents.map((e) => ({ seq: e.seq, type: e.type, at: iso(e.atWall), detail: e.detail })))],
+        [batch.source!.name, json(batch.sourceEvents.map((e) => ({ seq: e.seq, type: e.type, at: iso(e.atWall), detail: e.detail })))],
       );
     }
     if (batch.renewals.length > 0) await upsertRenewals(sql, batch);
@@ -72,7 +75,7 @@ export async function writeBatch(store: Store, batch: WriteBatch): Promise<Writt
       // Other processes serving the API learn of the change at once (see lib/collector/relay.ts).
       const payload = {
         collector: batch.collector.id,
-        source: batch.source.name,
+        source: batch.source?.name ?? batch.dirty[0]?.source,
         leases: batch.dirty.length <= 200 ? batch.dirty.map((l) => l.id) : null,
         events: written.length <= 200 ? written.map((e) => e.id) : null,
       };
@@ -82,8 +85,25 @@ export async function writeBatch(store: Store, batch: WriteBatch): Promise<Writt
   });
 }
 
-async function upsertSource(sql: SqlSession, batch: WriteBatch) {
-  const { source, collector } = batch;
+/**
+ * For batches that leave the source row alone (renewals): still refuse a stale owner. The
+ * check holds a share lock on this collector's ownership lease row, so nobody can take the
+ * source over until this transaction ends, without contending with the other write queue,
+ * which fences on the source row. On the embedded store there is no other collector.
+ */
+async function checkOwnership(sql: SqlSession, batch: WriteBatch) {
+  const name = batch.dirty[0]?.source ?? batch.renewals[0]?.lease.source;
+  if (!name || batch.collector.token === 0n) return;
+  const rows = await sql.query(`SELECT 1 FROM "CollectorLease" WHERE name = $1 AND token = $2::bigint AND owner = $3 FOR SHARE`, [
+    `source:${name}`,
+    batch.collector.token.toString(),
+    batch.collector.holder,
+  ]);
+  if (rows.length === 0) throw new StaleOwnerError(name);
+}
+
+async function upsertSource(sql: SqlSession, source: SourceRow, batch: WriteBatch) {
+  const { collector } = batch;
   const lastSeq = batch.sourceEvents.reduce((max, e) => Math.max(max, e.seq), 0);
   const rows = await sql.query(
     `INSERT INTO "Source" (name, backend, status, "lastGoodReadAt", "lastError", "lastPollMs", "pollMs", detail, "collectorId", "collectorToken", "lastSeq", "updatedAt")
@@ -146,18 +166,20 @@ async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
     endedCause: l.ended?.cause ?? null,
     problem: l.problem,
     detail: l.detail,
+    version: String(l.version),
   }));
   await sql.query(
     `INSERT INTO "Lease" (id, "sourceName", backend, kind, key, state, holder, token, "lastHolder", "lastToken", fenced, "ttlMs",
                           "acquiredAt", "renewedAt", "expiresAt", "observedAt", stale, candidates, transitions, "lastSeq", "renewalSeq",
-                          "endedAt", "endedCause", problem, detail, "updatedAt")
+                          "endedAt", "endedCause", problem, detail, version, "updatedAt")
      SELECT id, "sourceName", backend, kind, key, state, holder, token::bigint, "lastHolder", "lastToken"::bigint, fenced, "ttlMs",
             "acquiredAt"::timestamptz, "renewedAt"::timestamptz, "expiresAt"::timestamptz, "observedAt"::timestamptz, stale,
-            COALESCE(candidates, '[]'::jsonb), transitions, "lastSeq", "renewalSeq"::bigint, "endedAt"::timestamptz, "endedCause", problem, detail, now()
+            COALESCE(candidates, '[]'::jsonb), transitions, "lastSeq", "renewalSeq"::bigint, "endedAt"::timestamptz, "endedCause", problem, detail,
+            version::bigint, now()
        FROM jsonb_to_recordset($1::jsonb) AS x(id text, "sourceName" text, backend text, kind text, key text, state text, holder text,
             token text, "lastHolder" text, "lastToken" text, fenced boolean, "ttlMs" int, "acquiredAt" text, "renewedAt" text,
             "expiresAt" text, "observedAt" text, stale boolean, candidates jsonb, transitions int, "lastSeq" int, "renewalSeq" text,
-            "endedAt" text, "endedCause" text, problem text, detail jsonb)
+            "endedAt" text, "endedCause" text, problem text, detail jsonb, version text)
      ON CONFLICT (id) DO UPDATE SET
        kind = EXCLUDED.kind, state = EXCLUDED.state, holder = EXCLUDED.holder, token = EXCLUDED.token,
        "lastHolder" = EXCLUDED."lastHolder", "lastToken" = EXCLUDED."lastToken", fenced = EXCLUDED.fenced, "ttlMs" = EXCLUDED."ttlMs",
@@ -165,7 +187,9 @@ async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
        "observedAt" = EXCLUDED."observedAt", stale = EXCLUDED.stale, candidates = EXCLUDED.candidates,
        transitions = EXCLUDED.transitions, "lastSeq" = GREATEST("Lease"."lastSeq", EXCLUDED."lastSeq"),
        "renewalSeq" = GREATEST("Lease"."renewalSeq", EXCLUDED."renewalSeq"), "endedAt" = EXCLUDED."endedAt",
-       "endedCause" = EXCLUDED."endedCause", problem = EXCLUDED.problem, detail = EXCLUDED.detail, "updatedAt" = now()`,
+       "endedCause" = EXCLUDED."endedCause", problem = EXCLUDED.problem, detail = EXCLUDED.detail, version = EXCLUDED.version, "updatedAt" = now()
+     -- Renewals and state changes are written by two queues: an older picture never wins.
+     WHERE "Lease".version <= EXCLUDED.version`,
     [json(rows)],
   );
 }
@@ -254,6 +278,7 @@ type LeaseRow = {
   transitions: number;
   lastSeq: number;
   renewalSeq: string;
+  version: string;
   endedAt: Date | null;
   endedCause: 'expired' | 'released' | null;
   problem: string | null;
@@ -276,7 +301,7 @@ export async function loadSource(store: Store, name: string, nowMono: number, no
     const rows = await sql.query<LeaseRow>(
       `SELECT id, backend, kind, key, state, holder, token::text AS token, "lastHolder", "lastToken"::text AS "lastToken", "ttlMs",
               "acquiredAt", "renewedAt", "expiresAt", "observedAt", stale, candidates, transitions, "lastSeq",
-              "renewalSeq"::text AS "renewalSeq", "endedAt", "endedCause", problem, detail
+              "renewalSeq"::text AS "renewalSeq", version::text AS version, "endedAt", "endedCause", problem, detail
          FROM "Lease" WHERE "sourceName" = $1`,
       [name],
     );
@@ -314,6 +339,7 @@ export async function loadSource(store: Store, name: string, nowMono: number, no
         detail: row.detail,
         eventSeq: row.lastSeq,
         renewalSeq: Number(row.renewalSeq),
+        version: Number(row.version),
       }),
     );
     return { leases, lastSourceSeq: source?.lastSeq ?? 0, status: source?.status ?? null };

@@ -108,6 +108,7 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
     async run(signal) {
       const candidacy = client.campaign(key, { holder, ttlMs });
       let lastGrant: Grant | null = null;
+      let work: Promise<void> = Promise.resolve();
       try {
         while (!signal.aborted) {
           // 1. Campaign: try, and try again every renewEveryMs (with jitter) until we lead.
@@ -129,7 +130,7 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
           // 2. Lead: hand the token and a signal to the work, then renew until we stop.
           const controller = new AbortController();
           leadership = { grant, controller };
-          Promise.resolve()
+          work = Promise.resolve()
             .then(() => options.onStartedLeading(controller.signal, grant.token))
             .catch((error: unknown) => {
               if (!controller.signal.aborted) onError(error);
@@ -138,8 +139,10 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
           stopLeading();
         }
       } finally {
-        // 3. Leaving: stop the work first, then give the lease up so a successor need not wait a TTL.
+        // 3. Leaving: stop the work and let it finish (its last writes are still fenced by a
+        //    lease we hold), then give the lease up so a successor need not wait a TTL.
         stopLeading();
+        await Promise.race([work, new Promise((resolve) => setTimeout(resolve, Math.min(renewDeadlineMs, 5_000)).unref())]);
         await candidacy.resign(lastGrant, { signal: AbortSignal.timeout(Math.min(ttlMs, 5_000)) }).catch(onError);
       }
     },

@@ -9,6 +9,8 @@ import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../lib/config';
 import { startCollector, type Collector } from '../../lib/collector';
+import { subscribe, type BusMessage } from '../../lib/collector/bus';
+import { ensureRelay } from '../../lib/collector/relay';
 import { openStore, type Store } from '../../lib/db/store';
 import { createLeaseClient } from '../../lib/lease';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
@@ -148,4 +150,34 @@ describe('two collectors against one store', () => {
     // Sequence numbers are gapless and unique: nothing written twice, nothing lost.
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
   }, 90_000);
+});
+
+describe('a collector in another process', () => {
+  it("reaches this process's live stream through the store (LISTEN/NOTIFY)", async () => {
+    const prefix = `relay${unique()}:`;
+    const configFile = path.join(scratch, 'relay.json');
+    writeFileSync(configFile, JSON.stringify({ sources: [{ name: 'relayed', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`] }], pollMs: 200 }));
+    const messages: BusMessage[] = [];
+    const unsubscribe = subscribe((message) => messages.push(message));
+    ensureRelay(store);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/leasehold.ts', 'collect'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: db.url, LEASEHOLD_CONFIG: configFile },
+      stdio: 'ignore',
+    });
+    children.push(child);
+    const client = createLeaseClient({ backend: 'redis', urls: [services.redisUrl] });
+    try {
+      await expect.poll(async () => (await store.prisma.source.findUnique({ where: { name: 'relayed' } }))?.status, { timeout: 20_000 }).toBe('up');
+      const lease = (await client.acquire(`${prefix}job`, { holder: 'far-away', ttlMs: 30_000 }))!;
+      await expect
+        .poll(() => messages.some((m) => m.type === 'lease' && m.lease.id === `relayed/${prefix}job` && m.lease.holder === lease.holder), { timeout: 5_000 })
+        .toBe(true);
+      expect(messages.some((m) => m.type === 'event' && m.event.leaseId === `relayed/${prefix}job` && m.event.type === 'acquired')).toBe(true);
+      await client.release(lease);
+    } finally {
+      unsubscribe();
+      await client.close();
+    }
+  }, 60_000);
 });

@@ -137,6 +137,31 @@ describe('collector', () => {
     expect(await store.prisma.lease.findUnique({ where: { id: `r2/${key}` } })).toMatchObject({ state: 'free', lastHolder: a.holder });
   }, 30_000);
 
+  it('records renewals: the raw ring with interval and margin, the lease row, and the minute rollup when it stops', async () => {
+    const prefix = `col${unique()}:`;
+    const key = `${prefix}renewing`;
+    const collector = collect([{ name: 'r4', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`], fenceSuffix: ':fence', keyspaceNotifications: 'auto' }]);
+    const only = holder({ backend: 'redis', urls: [services.redisUrl] }, key, 'steady', { ttlMs: 3_000, renewEveryMs: 400 });
+    await only.held;
+    await expect.poll(() => store.prisma.renewalSample.count({ where: { leaseId: `r4/${key}` } }), { timeout: 10_000 }).toBeGreaterThanOrEqual(5);
+    const samples = await store.prisma.renewalSample.findMany({ where: { leaseId: `r4/${key}` }, orderBy: { seq: 'asc' } });
+    // Renewed every 400 ms with a 3 s TTL: about 2.6 s left at each renewal.
+    for (const sample of samples.slice(1)) {
+      expect(sample.intervalMs).toBeGreaterThan(250);
+      expect(sample.intervalMs).toBeLessThan(800);
+      expect(sample.marginMs).toBeGreaterThan(2_000);
+      expect(sample.marginMs).toBeLessThanOrEqual(3_000);
+    }
+    const lease = await store.prisma.lease.findUniqueOrThrow({ where: { id: `r4/${key}` } });
+    expect(lease.renewedAt!.getTime()).toBeGreaterThan(Date.now() - 3_000);
+    expect(lease.expiresAt!.getTime()).toBeGreaterThan(Date.now());
+    // Only state changes are events: renewals are not.
+    expect((await events(`r4/${key}`)).map((e) => e.type)).toEqual(['acquired']);
+    await collector.stop();
+    const rollups = await store.prisma.renewalRollup.findMany({ where: { leaseId: `r4/${key}` } });
+    expect(rollups.reduce((sum, r) => sum + r.count, 0)).toBeGreaterThanOrEqual(samples.length);
+  }, 30_000);
+
   describe('a Redis stopped for 10 s', () => {
     let redis: RedisServer;
     beforeAll(async () => {
