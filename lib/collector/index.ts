@@ -46,7 +46,7 @@ export function startCollector(options: CollectorOptions): Collector {
   let leaseClient: LeaseClient | null = null;
   let stopping: Promise<void> | null = null;
 
-  const observe = async (source: LeaseSource, token: bigint, holder: string, signal: AbortSignal) => {
+  const observe = async (source: LeaseSource, token: bigint, signal: AbortSignal) => {
     owned.add(source.name);
     metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 1);
     try {
@@ -54,7 +54,7 @@ export function startCollector(options: CollectorOptions): Collector {
       // collector must not quietly stop watching a source.
       while (!signal.aborted) {
         try {
-          await observeSource({ store: options.store, source, collectorId: id, token, holder, ringSize, log, onRead: options.onRead }, signal);
+          await observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead }, signal);
         } catch (error) {
           if (error instanceof StaleOwnerError) {
             log(error.message);
@@ -72,7 +72,7 @@ export function startCollector(options: CollectorOptions): Collector {
 
   let runs: Promise<unknown>[];
   if (options.store.url === null) {
-    runs = sources.map((source) => observe(source, 0n, id, stop.signal));
+    runs = sources.map((source) => observe(source, 0n, stop.signal));
   } else {
     leaseClient = createLeaseClient({ backend: 'postgres', url: options.store.url, table: 'CollectorLease', ensureTable: false });
     const client = leaseClient;
@@ -85,7 +85,7 @@ export function startCollector(options: CollectorOptions): Collector {
         renewEveryMs: Math.max(200, Math.floor(ttlMs / 5)),
         onStartedLeading: async (signal, token) => {
           log(`observing ${source.name} (ownership token ${token})`);
-          await observe(source, token, `${id}:${client.instance}`, signal);
+          await observe(source, token, signal);
         },
         onStoppedLeading: () => log(`no longer observing ${source.name}`),
         onError: (error) => log(`ownership of ${source.name}: ${(error as Error)?.message ?? error}`),

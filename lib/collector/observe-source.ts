@@ -25,8 +25,6 @@ export type ObserveOptions = {
   collectorId: string;
   /** Fencing token of this collector's ownership of the source (0 when nobody else can write). */
   token: bigint;
-  /** The holder name recorded on the ownership lease (lib/lease appends an instance suffix to the collector id). */
-  holder: string;
   ringSize: number;
   log: (line: string) => void;
   /** Called after every read is applied and written (for benchmarks and diagnostics). */
@@ -118,7 +116,10 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
   };
   const changesQueue = queue();
   const renewalsQueue = queue();
-  const enqueue = changesQueue.enqueue;
+  // The last state-change write queued: renewals wait for it, so a lease's first row and
+  // events are in the store before its renewal samples (which refer to it) are written.
+  let changesWritten: Promise<unknown> = Promise.resolve();
+  const enqueue = (batch: WriteBatch) => (changesWritten = changesQueue.enqueue(batch));
 
   // Renewals are many (a lease renewing every 10 s is 6 a minute) and nobody waits for them:
   // their rows, raw samples and rollups are written in one batch a second (DESIGN.md section 4).
@@ -133,6 +134,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     batch.dirty = leases;
     batch.renewals = renewals;
     batch.rollups = rollupsFor(minutes, renewals, closing);
+    await changesWritten;
     const written = await renewalsQueue.enqueue(batch);
     if (written) {
       const nowWall = Date.now();
@@ -402,7 +404,7 @@ function emptyBatch(options: ObserveOptions, source: WriteBatch['source']): Writ
   // (source null: a batch that adds to leases and leaves the source's row alone)
   return {
     source,
-    collector: { id: options.collectorId, token: options.token, holder: options.holder },
+    collector: { id: options.collectorId, token: options.token },
     dirty: [],
     events: [],
     sourceEvents: [],

@@ -34,8 +34,8 @@ export type SourceRow = {
 export type WriteBatch = {
   /** The source's row; null for a batch that only adds to leases (renewals), which leaves it as it is. */
   source: SourceRow | null;
-  /** The collector, the fencing token of its ownership of the source, and the holder name its ownership lease records. */
-  collector: { id: string; token: bigint; holder: string };
+  /** The collector, and the fencing token of its ownership of the source. */
+  collector: { id: string; token: bigint };
   dirty: TrackedLease[];
   events: { lease: TrackedLease; seq: number; change: LeaseChange }[];
   sourceEvents: { seq: number; type: 'source_down' | 'source_up'; atWall: number; detail: Record<string, unknown> | null }[];
@@ -94,11 +94,12 @@ export async function writeBatch(store: Store, batch: WriteBatch): Promise<Writt
 async function checkOwnership(sql: SqlSession, batch: WriteBatch) {
   const name = batch.dirty[0]?.source ?? batch.renewals[0]?.lease.source;
   if (!name || batch.collector.token === 0n) return;
-  const rows = await sql.query(`SELECT 1 FROM "CollectorLease" WHERE name = $1 AND token = $2::bigint AND owner = $3 FOR SHARE`, [
-    `source:${name}`,
-    batch.collector.token.toString(),
-    batch.collector.holder,
-  ]);
+  // A batch without the source's row (renewals) checks that the row still names this
+  // observer's ownership token, without locking anything: a lock here would hold up the
+  // ownership lease's renewal (or the other write queue) for as long as a large batch takes.
+  // A new owner takes the row over with its first write; a renewal batch that raced with
+  // that write adds true renewals and no events, and the version guard keeps the newer rows.
+  const rows = await sql.query(`SELECT 1 FROM "Source" WHERE name = $1 AND "collectorToken" = $2::bigint`, [name, batch.collector.token.toString()]);
   if (rows.length === 0) throw new StaleOwnerError(name);
 }
 
@@ -167,19 +168,22 @@ async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
     problem: l.problem,
     detail: l.detail,
     version: String(l.version),
+    lastIntervalMs: l.lastRenewal ? Math.round(l.lastRenewal.intervalMs) : null,
+    lastMarginMs: l.lastRenewal ? Math.round(l.lastRenewal.marginMs) : null,
   }));
   await sql.query(
     `INSERT INTO "Lease" (id, "sourceName", backend, kind, key, state, holder, token, "lastHolder", "lastToken", fenced, "ttlMs",
                           "acquiredAt", "renewedAt", "expiresAt", "observedAt", stale, candidates, transitions, "lastSeq", "renewalSeq",
-                          "endedAt", "endedCause", problem, detail, version, "updatedAt")
+                          "endedAt", "endedCause", problem, detail, version, "lastIntervalMs", "lastMarginMs", "updatedAt")
      SELECT id, "sourceName", backend, kind, key, state, holder, token::bigint, "lastHolder", "lastToken"::bigint, fenced, "ttlMs",
             "acquiredAt"::timestamptz, "renewedAt"::timestamptz, "expiresAt"::timestamptz, "observedAt"::timestamptz, stale,
             COALESCE(candidates, '[]'::jsonb), transitions, "lastSeq", "renewalSeq"::bigint, "endedAt"::timestamptz, "endedCause", problem, detail,
-            version::bigint, now()
+            version::bigint, "lastIntervalMs", "lastMarginMs", now()
        FROM jsonb_to_recordset($1::jsonb) AS x(id text, "sourceName" text, backend text, kind text, key text, state text, holder text,
             token text, "lastHolder" text, "lastToken" text, fenced boolean, "ttlMs" int, "acquiredAt" text, "renewedAt" text,
             "expiresAt" text, "observedAt" text, stale boolean, candidates jsonb, transitions int, "lastSeq" int, "renewalSeq" text,
-            "endedAt" text, "endedCause" text, problem text, detail jsonb, version text)
+            "endedAt" text, "endedCause" text, problem text, detail jsonb, version text,
+            "lastIntervalMs" int, "lastMarginMs" int)
      ON CONFLICT (id) DO UPDATE SET
        kind = EXCLUDED.kind, state = EXCLUDED.state, holder = EXCLUDED.holder, token = EXCLUDED.token,
        "lastHolder" = EXCLUDED."lastHolder", "lastToken" = EXCLUDED."lastToken", fenced = EXCLUDED.fenced, "ttlMs" = EXCLUDED."ttlMs",
@@ -187,7 +191,8 @@ async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
        "observedAt" = EXCLUDED."observedAt", stale = EXCLUDED.stale, candidates = EXCLUDED.candidates,
        transitions = EXCLUDED.transitions, "lastSeq" = GREATEST("Lease"."lastSeq", EXCLUDED."lastSeq"),
        "renewalSeq" = GREATEST("Lease"."renewalSeq", EXCLUDED."renewalSeq"), "endedAt" = EXCLUDED."endedAt",
-       "endedCause" = EXCLUDED."endedCause", problem = EXCLUDED.problem, detail = EXCLUDED.detail, version = EXCLUDED.version, "updatedAt" = now()
+       "endedCause" = EXCLUDED."endedCause", problem = EXCLUDED.problem, detail = EXCLUDED.detail, version = EXCLUDED.version,
+       "lastIntervalMs" = EXCLUDED."lastIntervalMs", "lastMarginMs" = EXCLUDED."lastMarginMs", "updatedAt" = now()
      -- Renewals and state changes are written by two queues: an older picture never wins.
      WHERE "Lease".version <= EXCLUDED.version`,
     [json(rows)],
@@ -279,6 +284,8 @@ type LeaseRow = {
   lastSeq: number;
   renewalSeq: string;
   version: string;
+  lastIntervalMs: number | null;
+  lastMarginMs: number | null;
   endedAt: Date | null;
   endedCause: 'expired' | 'released' | null;
   problem: string | null;
@@ -301,7 +308,7 @@ export async function loadSource(store: Store, name: string, nowMono: number, no
     const rows = await sql.query<LeaseRow>(
       `SELECT id, backend, kind, key, state, holder, token::text AS token, "lastHolder", "lastToken"::text AS "lastToken", "ttlMs",
               "acquiredAt", "renewedAt", "expiresAt", "observedAt", stale, candidates, transitions, "lastSeq",
-              "renewalSeq"::text AS "renewalSeq", version::text AS version, "endedAt", "endedCause", problem, detail
+              "renewalSeq"::text AS "renewalSeq", version::text AS version, "lastIntervalMs", "lastMarginMs", "endedAt", "endedCause", problem, detail
          FROM "Lease" WHERE "sourceName" = $1`,
       [name],
     );
@@ -340,6 +347,7 @@ export async function loadSource(store: Store, name: string, nowMono: number, no
         eventSeq: row.lastSeq,
         renewalSeq: Number(row.renewalSeq),
         version: Number(row.version),
+        lastRenewal: row.lastIntervalMs === null || row.lastMarginMs === null ? null : { intervalMs: row.lastIntervalMs, marginMs: row.lastMarginMs },
       }),
     );
     return { leases, lastSourceSeq: source?.lastSeq ?? 0, status: source?.status ?? null };

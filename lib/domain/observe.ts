@@ -90,6 +90,8 @@ export type TrackedLease = {
   renewalSeq: number;
   /** Grows with every new picture of the lease, so a write never replaces a newer one. */
   version: number;
+  /** The current grant's last renewal: how long after the one before, and how much time was left. */
+  lastRenewal: { intervalMs: number; marginMs: number } | null;
 };
 
 export type LeaseChange = {
@@ -172,6 +174,7 @@ export function diffLease(prev: TrackedLease | undefined, observation: Observati
         eventSeq: 0,
         renewalSeq: 0,
         version: 0,
+        lastRenewal: null,
       };
   const next: TrackedLease = base;
   if (observation) {
@@ -489,7 +492,12 @@ export function applyRead(known: Map<string, TrackedLease>, observations: readon
     const { next, changes, renewal } = diffLease(prev, observation, read);
     if (!next) continue;
     for (const change of changes) result.events.push({ lease: next, seq: ++next.eventSeq, change });
-    if (renewal) result.renewals.push({ lease: next, seq: ++next.renewalSeq, renewal });
+    if (renewal) {
+      result.renewals.push({ lease: next, seq: ++next.renewalSeq, renewal });
+      next.lastRenewal = { intervalMs: renewal.intervalMs, marginMs: renewal.marginMs };
+    } else if (changes.some((change) => change.type === 'acquired' || change.type === 'taken_over' || change.type === 'released' || change.type === 'expired')) {
+      next.lastRenewal = null; // a new grant, or none: the old grant's renewals say nothing of it
+    }
     const changed = !prev || changes.length > 0 || rowChanged(prev, next);
     if (changed || renewal) {
       next.version = (prev?.version ?? 0) + 1;

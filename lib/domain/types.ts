@@ -62,6 +62,11 @@ export type LeaseView = {
   stale: boolean;
   candidates: Candidate[];
   transitions: number;
+  /** Changes of hands (acquired, released, expired, taken over, forced) in the last hour; null when the message did not count them (live updates). */
+  recentTransitions: number | null;
+  /** The current grant's last renewal: interval since the one before, and time left before it (null before the first renewal). */
+  lastIntervalMs: number | null;
+  lastMarginMs: number | null;
   /** Why the state is unknown (a value Leasehold cannot interpret), or null. */
   problem: string | null;
   /** Backend-specific facts, display-safe: advisory lock pid and client, Redlock instances... */

@@ -28,6 +28,9 @@ export function leaseView(lease: TrackedLease, nowWall: number): LeaseView {
     stale: lease.stale,
     candidates: lease.candidates.map((c) => ({ holder: c.holder, token: c.token?.toString() ?? null })),
     transitions: lease.transitions,
+    recentTransitions: null,
+    lastIntervalMs: lease.lastRenewal?.intervalMs ?? null,
+    lastMarginMs: lease.lastRenewal?.marginMs ?? null,
     problem: lease.problem,
     detail: lease.detail,
   };

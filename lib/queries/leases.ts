@@ -20,20 +20,42 @@ export async function listLeases(store: Store, filter: LeaseFilter = {}): Promis
       : {}),
   };
   const limit = filter.limit ?? 10_000;
-  const [rows, total, fresh] = await Promise.all([
+  const [rows, total, fresh, recent] = await Promise.all([
     store.prisma.lease.findMany({ where, orderBy: [{ sourceName: 'asc' }, { key: 'asc' }], take: limit }),
     store.prisma.lease.count({ where }),
     sourceFreshness(store),
+    recentTransitions(store),
   ]);
   const now = Date.now();
-  return { leases: rows.map((row) => toLeaseView(row, now, fresh.get(row.sourceName) ?? null)), total, truncated: total > rows.length };
+  return {
+    leases: rows.map((row) => toLeaseView(row, now, fresh.get(row.sourceName) ?? null, recent.get(row.id) ?? 0)),
+    total,
+    truncated: total > rows.length,
+  };
+}
+
+/** Events that changed who holds a lease. */
+export const TRANSITION_TYPES = ['acquired', 'released', 'expired', 'taken_over', 'force_expired', 'force_released'] as const;
+const HOUR_MS = 3_600_000;
+
+/** Per lease, how many times it changed hands in the last hour (leases with none are absent). */
+async function recentTransitions(store: Store, leaseId?: string): Promise<Map<string, number>> {
+  const rows = await store.prisma.leaseEvent.groupBy({
+    by: ['leaseId'],
+    where: { at: { gte: new Date(Date.now() - HOUR_MS) }, type: { in: [...TRANSITION_TYPES] }, ...(leaseId ? { leaseId } : {}) },
+    _count: { _all: true },
+  });
+  return new Map(rows.map((row) => [row.leaseId, row._count._all]));
 }
 
 export async function getLease(store: Store, id: string): Promise<LeaseView | null> {
   const row = await store.prisma.lease.findUnique({ where: { id } });
   if (!row) return null;
-  const source = await store.prisma.source.findUnique({ where: { name: row.sourceName }, select: { lastGoodReadAt: true } });
-  return toLeaseView(row, Date.now(), source?.lastGoodReadAt ?? null);
+  const [source, recent] = await Promise.all([
+    store.prisma.source.findUnique({ where: { name: row.sourceName }, select: { lastGoodReadAt: true } }),
+    recentTransitions(store, id),
+  ]);
+  return toLeaseView(row, Date.now(), source?.lastGoodReadAt ?? null, recent.get(id) ?? 0);
 }
 
 /**
@@ -41,7 +63,7 @@ export async function getLease(store: Store, id: string): Promise<LeaseView | nu
  * clock and wrote in wall-clock terms; with the collector in this process (the default)
  * that is the same clock. observedAt is the last read of the source that saw the lease.
  */
-export function toLeaseView(row: Lease, now: number, sourceReadAt: Date | null): LeaseView {
+export function toLeaseView(row: Lease, now: number, sourceReadAt: Date | null, recentTransitions: number | null = null): LeaseView {
   const held = row.state === 'held';
   const observedAt = !row.stale && sourceReadAt && sourceReadAt > row.observedAt ? sourceReadAt : row.observedAt;
   return {
@@ -64,6 +86,9 @@ export function toLeaseView(row: Lease, now: number, sourceReadAt: Date | null):
     stale: row.stale,
     candidates: Array.isArray(row.candidates) ? (row.candidates as Candidate[]) : [],
     transitions: row.transitions,
+    recentTransitions,
+    lastIntervalMs: row.lastIntervalMs,
+    lastMarginMs: row.lastMarginMs,
     problem: row.problem,
     detail: (row.detail as Record<string, unknown> | null) ?? null,
   };

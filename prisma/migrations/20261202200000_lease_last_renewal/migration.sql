@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Lease" ADD COLUMN     "lastIntervalMs" INTEGER,
+ADD COLUMN     "lastMarginMs" INTEGER;
