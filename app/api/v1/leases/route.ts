@@ -3,7 +3,7 @@ import { getConfig } from '@/lib/config';
 import { getStore } from '@/lib/db';
 import { errorResponse } from '@/lib/errors';
 import { listSources } from '@/lib/queries/console';
-import { listLeases } from '@/lib/queries/leases';
+import { leaseListJson } from '@/lib/queries/lease-cache';
 
 export const dynamic = 'force-dynamic';
 
@@ -12,11 +12,10 @@ export async function GET(request: Request) {
   try {
     const filter = parseLeaseFilter(new URL(request.url).searchParams);
     const store = await getStore();
-    const [list, sources] = await Promise.all([listLeases(store, filter), listSources(store, getConfig())]);
-    return Response.json(
-      { leases: list.leases, total: list.total, truncated: list.truncated, sources },
-      { headers: { 'Cache-Control': 'no-store' } },
-    );
+    const [list, sources] = await Promise.all([leaseListJson(store, filter), listSources(store, getConfig())]);
+    // The list arrives as JSON text (lib/queries/lease-cache.ts): assembled, not re-serialized.
+    const body = `{"leases":${list.json},"total":${list.total},"truncated":${list.truncated},"sources":${JSON.stringify(sources)}}`;
+    return new Response(body, { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' } });
   } catch (error) {
     return errorResponse(error);
   }

@@ -1,0 +1,156 @@
+// The lease list, served from memory. Reading 10,000 rows through Prisma and serializing them
+// takes about 300 ms; the console and the CLI ask for the whole list on every page load.
+// So this process keeps the list: loaded from the store once, kept current by the live bus
+// (its own collector's writes, and other collectors' through the relay), and read again from
+// the store in the background when it is older than REFRESH_MS, which also catches what the
+// bus does not carry (stale marking of a whole source, deletions, the hour window moving on).
+//
+// Each lease is kept as JSON text split around `remainingMs`, the one field that depends on
+// the moment of the request: a response is string concatenation, not serialization.
+import 'server-only';
+import { subscribe } from '../collector/bus';
+import { ensureRelay } from '../collector/relay';
+import type { Store } from '../db';
+import type { LeaseView } from '../domain/types';
+import { TRANSITION_TYPES, type LeaseFilter, toLeaseView } from './leases';
+
+const REFRESH_MS = 5_000;
+const HOUR_MS = 3_600_000;
+const TRANSITIONS = new Set<string>(TRANSITION_TYPES);
+
+type Entry = {
+  view: LeaseView;
+  /** JSON of the lease up to and after the remainingMs value. */
+  head: string;
+  tail: string;
+  expiresAtMs: number | null;
+  live: boolean;
+  /** Wall-clock times of its changes of hands in the last hour (recentTransitions). */
+  transitions: number[];
+};
+
+type Cache = {
+  entries: Map<string, Entry>;
+  /** Ids in (source, key) order; rebuilt when a lease appears. */
+  order: string[] | null;
+  loadedAt: number;
+  loading: Promise<void> | null;
+  unsubscribe: () => void;
+};
+
+const state = globalThis as typeof globalThis & { __leaseholdLeaseCache?: WeakMap<Store, Cache> };
+
+function entryOf(view: LeaseView, transitions: number[]): Entry {
+  const live = view.remainingMs !== null && view.expiresAt !== null;
+  const json = JSON.stringify({ ...view, remainingMs: 0, recentTransitions: transitions.length });
+  // The first ,"remainingMs":0, is the key itself: inside a JSON string every quote is
+  // escaped, so a comma followed by a bare quote only ever starts a key.
+  const at = json.indexOf(',"remainingMs":0,');
+  return {
+    view,
+    head: json.slice(0, at + ',"remainingMs":'.length),
+    tail: json.slice(at + ',"remainingMs":0'.length),
+    expiresAtMs: view.expiresAt === null ? null : Date.parse(view.expiresAt),
+    live,
+    transitions,
+  };
+}
+
+async function load(store: Store, cache: Cache) {
+  const since = new Date(Date.now() - HOUR_MS);
+  const [rows, sources, events] = await Promise.all([
+    store.prisma.lease.findMany(),
+    store.prisma.source.findMany({ select: { name: true, lastGoodReadAt: true } }),
+    store.prisma.leaseEvent.findMany({ where: { at: { gte: since }, type: { in: [...TRANSITION_TYPES] } }, select: { leaseId: true, at: true } }),
+  ]);
+  const readAt = new Map(sources.map((s) => [s.name, s.lastGoodReadAt]));
+  const transitions = new Map<string, number[]>();
+  for (const event of events) {
+    let list = transitions.get(event.leaseId);
+    if (!list) transitions.set(event.leaseId, (list = []));
+    list.push(event.at.getTime());
+  }
+  const now = Date.now();
+  const entries = new Map<string, Entry>();
+  for (const row of rows) {
+    const view = toLeaseView(row, now, readAt.get(row.sourceName) ?? null);
+    entries.set(row.id, entryOf(view, transitions.get(row.id) ?? []));
+  }
+  cache.entries = entries;
+  cache.order = null;
+  cache.loadedAt = now;
+}
+
+function cacheFor(store: Store): Cache {
+  state.__leaseholdLeaseCache ??= new WeakMap();
+  let cache = state.__leaseholdLeaseCache.get(store);
+  if (cache) return cache;
+  const created: Cache = { entries: new Map(), order: null, loadedAt: 0, loading: null, unsubscribe: () => {} };
+  cache = created;
+  state.__leaseholdLeaseCache.set(store, created);
+  ensureRelay(store);
+  created.unsubscribe = subscribe((message) => {
+    if (created.loadedAt === 0) return; // the first load will see it
+    if (message.type === 'lease') {
+      const previous = created.entries.get(message.lease.id);
+      if (!previous) created.order = null;
+      created.entries.set(message.lease.id, entryOf({ ...message.lease, recentTransitions: null }, previous?.transitions ?? []));
+    } else if (message.type === 'event' && TRANSITIONS.has(message.event.type)) {
+      const entry = created.entries.get(message.event.leaseId);
+      if (entry) created.entries.set(message.event.leaseId, entryOf(entry.view, [...entry.transitions, Date.parse(message.event.at)]));
+    } else if (message.type === 'source') {
+      // A source going down or coming back re-marks all its leases: read them again now.
+      created.loadedAt = 1;
+    }
+  });
+  return created;
+}
+
+/** Loads the cache the first time (waiting for it), and refreshes it in the background when old. */
+async function fresh(store: Store): Promise<Cache> {
+  const cache = cacheFor(store);
+  const refresh = () =>
+    (cache.loading ??= load(store, cache).finally(() => {
+      cache.loading = null;
+    }));
+  if (cache.loadedAt === 0) await refresh();
+  else if (Date.now() - cache.loadedAt > REFRESH_MS) void refresh().catch(() => {}); // the next request sees the error, if it lasts
+  return cache;
+}
+
+/**
+ * The lease list as JSON text (an array), filtered as listLeases filters, in (source, key)
+ * order, with remainingMs as of now.
+ */
+export async function leaseListJson(store: Store, filter: LeaseFilter): Promise<{ json: string; total: number; truncated: boolean }> {
+  const cache = await fresh(store);
+  if (!cache.order) {
+    cache.order = [...cache.entries.values()]
+      .sort((a, b) => (a.view.source < b.view.source ? -1 : a.view.source > b.view.source ? 1 : a.view.key < b.view.key ? -1 : a.view.key > b.view.key ? 1 : 0))
+      .map((entry) => entry.view.id);
+  }
+  const q = filter.q?.toLowerCase();
+  const limit = filter.limit ?? 10_000;
+  const now = Date.now();
+  const hourAgo = now - HOUR_MS;
+  const parts: string[] = [];
+  let total = 0;
+  for (const id of cache.order) {
+    let entry = cache.entries.get(id);
+    if (!entry) continue;
+    const { view } = entry;
+    if (filter.source && view.source !== filter.source) continue;
+    if (filter.state && view.state !== filter.state) continue;
+    if (q && !view.key.toLowerCase().includes(q) && !view.holder?.toLowerCase().includes(q) && !view.lastHolder?.toLowerCase().includes(q)) continue;
+    total++;
+    if (parts.length >= limit) continue;
+    if (entry.transitions.length && entry.transitions[0]! < hourAgo) {
+      // The hour moved on: drop the changes that fell out of it.
+      entry = entryOf(view, entry.transitions.filter((at) => at >= hourAgo));
+      cache.entries.set(id, entry);
+    }
+    const remaining = entry.live && entry.expiresAtMs !== null ? String(Math.max(0, entry.expiresAtMs - now)) : 'null';
+    parts.push(entry.head + remaining + entry.tail);
+  }
+  return { json: `[${parts.join(',')}]`, total, truncated: total > parts.length };
+}

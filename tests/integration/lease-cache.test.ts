@@ -1,0 +1,86 @@
+// The lease list served from memory (lib/queries/lease-cache.ts) says exactly what the store
+// says (lib/queries/leases.ts listLeases, the reference), for every filter, and follows the
+// live bus between reads of the store.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publish } from '../../lib/collector/bus';
+import { openStore, type Store } from '../../lib/db/store';
+import type { LeaseView } from '../../lib/domain/types';
+import { leaseListJson } from '../../lib/queries/lease-cache';
+import { listLeases, type LeaseFilter } from '../../lib/queries/leases';
+import { createPostgresDatabase, type TestDatabase } from '../support/databases';
+
+let db: TestDatabase & { url: string };
+let store: Store;
+
+beforeAll(async () => {
+  db = await createPostgresDatabase('lh_leasecache');
+  store = await openStore({ kind: 'postgres', url: db.url });
+  await store.withSql(async (sql) => {
+    await sql.query(`INSERT INTO "Source" (name, backend, status, "lastGoodReadAt", "updatedAt") VALUES ('r', 'redis', 'up', now(), now()), ('e', 'etcd', 'down', now() - interval '1 minute', now())`);
+    await sql.query(
+      `INSERT INTO "Lease" (id, "sourceName", backend, kind, key, state, holder, "lastHolder", token, "lastToken", fenced, "ttlMs", "expiresAt", "observedAt", stale, candidates, "lastMarginMs", "updatedAt")
+       VALUES ('r/a', 'r', 'redis', 'lock', 'a', 'held', 'Worker-1', NULL, 5, NULL, true, 30000, now() + interval '20 seconds', now() - interval '3 seconds', false, '[]', 20000, now()),
+              ('r/b "quoted", \\ odd', 'r', 'redis', 'lock', 'b "quoted", \\ odd', 'free', NULL, 'worker-2', NULL, 7, true, 30000, NULL, now(), false, '[]', NULL, now()),
+              ('r/c', 'r', 'redis', 'lock', 'c', 'held', 'worker-3', NULL, NULL, NULL, false, NULL, NULL, now(), false, '[]', NULL, now()),
+              ('e/x', 'e', 'etcd', 'election', 'x', 'held', 'leader-1', NULL, 99, NULL, true, 10000, now() + interval '5 seconds', now(), true, '[{"holder":"c-2","token":"100"}]', NULL, now())`,
+    );
+    await sql.query(
+      `INSERT INTO "LeaseEvent" ("leaseId", seq, type, at, holder, token) VALUES
+         ('r/a', 1, 'acquired', now() - interval '2 hours', 'w-0', 1),
+         ('r/a', 2, 'taken_over', now() - interval '10 minutes', 'Worker-1', 5),
+         ('r/a', 3, 'renewed', now() - interval '5 minutes', 'Worker-1', 5),
+         ('e/x', 1, 'acquired', now() - interval '1 minute', 'leader-1', 99)`,
+    );
+  });
+});
+afterAll(async () => {
+  await store.close();
+  await db.drop();
+});
+
+async function both(filter: LeaseFilter) {
+  const [reference, cached] = await Promise.all([listLeases(store, filter), leaseListJson(store, filter)]);
+  return { reference, cached: { ...cached, leases: JSON.parse(cached.json) as LeaseView[] } };
+}
+
+const withoutRemaining = (leases: LeaseView[]) => leases.map(({ remainingMs, ...rest }) => ({ ...rest, remaining: remainingMs === null ? null : 'some' }));
+
+describe('the cached lease list', () => {
+  it.each<[string, LeaseFilter]>([
+    ['everything', {}],
+    ['one source', { source: 'r' }],
+    ['one state', { state: 'held' }],
+    ['text in a holder, any case', { q: 'worker-1' }],
+    ['text in a last holder', { q: 'WORKER-2' }],
+    ['a limit', { limit: 2 }],
+    ['nothing', { source: 'none' }],
+  ])('%s: the same leases, fields and order as the store', async (_name, filter) => {
+    const { reference, cached } = await both(filter);
+    expect(withoutRemaining(cached.leases)).toEqual(withoutRemaining(reference.leases));
+    expect(cached.total).toBe(reference.total);
+    expect(cached.truncated).toBe(reference.truncated);
+    for (const [i, lease] of cached.leases.entries()) {
+      const expected = reference.leases[i]!.remainingMs;
+      if (expected === null) expect(lease.remainingMs).toBeNull();
+      else expect(Math.abs(lease.remainingMs! - expected)).toBeLessThan(1_000);
+    }
+  });
+
+  it('counts changes of hands in the last hour only', async () => {
+    const { cached } = await both({});
+    expect(cached.leases.find((l) => l.id === 'r/a')!.recentTransitions).toBe(1);
+    expect(cached.leases.find((l) => l.id === 'e/x')!.recentTransitions).toBe(1);
+    expect(cached.leases.find((l) => l.id === 'r/c')!.recentTransitions).toBe(0);
+  });
+
+  it('follows the live bus: a lease that changes, a new lease, a change of hands', async () => {
+    const { cached } = await both({});
+    const a = cached.leases.find((l) => l.id === 'r/a')!;
+    publish({ type: 'lease', lease: { ...a, holder: 'worker-9', token: '6', recentTransitions: null } });
+    publish({ type: 'event', event: { id: '1000', leaseId: 'r/a', type: 'taken_over', at: new Date().toISOString(), holder: 'worker-9', previousHolder: 'Worker-1', token: '6', previousToken: '5', gapMs: 0, detail: null } });
+    publish({ type: 'lease', lease: { ...a, id: 'r/new', key: 'new', holder: 'fresh', recentTransitions: null } });
+    const after = JSON.parse((await leaseListJson(store, { source: 'r' })).json) as LeaseView[];
+    expect(after.find((l) => l.id === 'r/a')).toMatchObject({ holder: 'worker-9', token: '6', recentTransitions: 2 });
+    expect(after.map((l) => l.id)).toEqual(['r/a', 'r/b "quoted", \\ odd', 'r/c', 'r/new']);
+  });
+});
