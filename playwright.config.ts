@@ -39,9 +39,9 @@ export default defineConfig({
     },
   },
   projects: [
-    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /observe\.spec\.ts/ },
+    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live)\.spec\.ts/ },
     { name: 'postgres', use: { baseURL: POSTGRES_URL }, testMatch: /health\.spec\.ts/ },
-    { name: 'observing', use: { baseURL: OBSERVING_URL }, testMatch: /observe\.spec\.ts/ },
+    { name: 'observing', use: { baseURL: OBSERVING_URL }, testMatch: /(observe|console-live)\.spec\.ts/ },
   ],
   // Each server starts on a store of its own, fresh for this run: a new PGlite directory,
   // a new PostgreSQL database. `npm test` builds first; the servers run `npm start`'s script.

@@ -1,6 +1,6 @@
 'use client';
 import Link from 'next/link';
-import { usePathname } from 'next/navigation';
+import { usePathname, useSearchParams } from 'next/navigation';
 
 const LINKS = [
   { href: '/', label: 'Overview' },
@@ -12,6 +12,9 @@ const LINKS = [
 
 export function ConsoleNav() {
   const pathname = usePathname();
+  // The time range travels from page to page.
+  const range = useSearchParams().get('range');
+  const suffix = range ? `?range=${encodeURIComponent(range)}` : '';
   return (
     <nav aria-label="Console">
       <ul className="nav">
@@ -19,7 +22,7 @@ export function ConsoleNav() {
           const current = link.href === '/' ? pathname === '/' : pathname.startsWith(link.href);
           return (
             <li key={link.href}>
-              <Link href={link.href} aria-current={current ? 'page' : undefined}>
+              <Link href={`${link.href}${suffix}`} aria-current={current ? 'page' : undefined}>
                 {link.label}
               </Link>
             </li>

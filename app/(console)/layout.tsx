@@ -1,18 +1,32 @@
-import type { ReactNode } from 'react';
+import { Suspense, type ReactNode } from 'react';
 import { ConsoleNav } from '@/components/console-nav';
+import { LiveStatus } from '@/components/live-status';
+import { Providers } from '@/components/live/live-stream';
+import { ThemeToggle } from '@/components/theme-toggle';
 
 export default function ConsoleLayout({ children }: { children: ReactNode }) {
   return (
-    <div className="shell">
-      <aside className="sidebar">
-        <div className="brand">
-          Leasehold<span>leases · locks · leaders</span>
-        </div>
-        <ConsoleNav />
-      </aside>
-      <main className="main" id="main">
-        {children}
-      </main>
-    </div>
+    <Providers>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <div className="shell">
+        <aside className="sidebar">
+          <div className="brand">
+            Leasehold<span>leases · locks · leaders</span>
+          </div>
+          <Suspense>
+            <ConsoleNav />
+          </Suspense>
+          <div className="sidebar-foot">
+            <LiveStatus />
+            <ThemeToggle />
+          </div>
+        </aside>
+        <main className="main" id="main">
+          {children}
+        </main>
+      </div>
+    </Providers>
   );
 }

@@ -72,7 +72,13 @@ export function startCollector(options: CollectorOptions): Collector {
 
   let runs: Promise<unknown>[];
   if (options.store.url === null) {
-    runs = sources.map((source) => observe(source, 0n, stop.signal));
+    // Each source gets a signal of its own (aborted with the collector's), as the elector
+    // gives each one below: its observer's lanes and reads all listen on it.
+    runs = sources.map((source) => {
+      const own = new AbortController();
+      stop.signal.addEventListener('abort', () => own.abort(stop.signal.reason), { once: true });
+      return observe(source, 0n, own.signal);
+    });
   } else {
     leaseClient = createLeaseClient({ backend: 'postgres', url: options.store.url, table: 'CollectorLease', ensureTable: false });
     const client = leaseClient;

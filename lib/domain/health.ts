@@ -12,6 +12,12 @@ export type Problem = (typeof PROBLEMS)[number];
  * renewing with under a quarter left is one slow GC pause or network blip from losing it.
  */
 export const LATE_MARGIN_RATIO = 0.25;
+/**
+ * How far off a renewal's margin may be, by backend. etcd reports a lease's TTL in whole
+ * seconds, so a margin read from it is known to a second; a renewal is called late only when
+ * it is late even at the generous end (a false page at 3 a.m. is worse than a late one).
+ */
+export const MARGIN_PRECISION_MS: Record<string, number> = { etcd: 1_000 };
 /** A lease that changed hands this many times in the last hour is flapping. */
 export const FLAPPING_TRANSITIONS = 4;
 
@@ -24,11 +30,14 @@ export type LeaseHealth = {
   renewal: RenewalHealth;
 };
 
-export function leaseHealth(lease: Pick<LeaseView, 'state' | 'stale' | 'holder' | 'token' | 'fenced' | 'ttlMs' | 'lastMarginMs' | 'recentTransitions'>): LeaseHealth {
+type HealthInput = Pick<LeaseView, 'backend' | 'state' | 'stale' | 'holder' | 'token' | 'fenced' | 'ttlMs' | 'lastMarginMs' | 'recentTransitions'>;
+
+export function leaseHealth(lease: HealthInput): LeaseHealth {
   const problems: Problem[] = [];
   const marginPercent =
     lease.state === 'held' && lease.lastMarginMs !== null && lease.ttlMs ? Math.max(0, Math.min(100, (lease.lastMarginMs / lease.ttlMs) * 100)) : null;
-  const renewal: RenewalHealth = marginPercent === null ? 'none' : marginPercent < LATE_MARGIN_RATIO * 100 ? 'late' : 'good';
+  const precision = ((MARGIN_PRECISION_MS[lease.backend] ?? 0) / (lease.ttlMs ?? Infinity)) * 100;
+  const renewal: RenewalHealth = marginPercent === null ? 'none' : marginPercent + precision < LATE_MARGIN_RATIO * 100 ? 'late' : 'good';
   if (lease.state === 'expired') problems.push('expired');
   if (lease.stale) problems.push('stale');
   if (lease.state === 'unknown') problems.push('unknown');
@@ -46,7 +55,7 @@ export function problemRank(health: LeaseHealth): number {
 
 export type LeaseCounters = { held: number; free: number; expired: number; stale: number; problems: number };
 
-export function countLeases(leases: readonly Pick<LeaseView, 'state' | 'stale' | 'holder' | 'token' | 'fenced' | 'ttlMs' | 'lastMarginMs' | 'recentTransitions'>[]): LeaseCounters {
+export function countLeases(leases: readonly HealthInput[]): LeaseCounters {
   const counters: LeaseCounters = { held: 0, free: 0, expired: 0, stale: 0, problems: 0 };
   for (const lease of leases) {
     if (lease.stale) counters.stale++;

@@ -37,3 +37,22 @@ export function leaseIdFromSegments(segments: readonly string[]): LeaseId {
 export function leaseIdPath(id: string): string {
   return encodeURIComponent(id);
 }
+
+/** The request header in which proxy.ts hands a lease page its raw (still encoded) path. */
+export const LEASE_PATH_HEADER = 'x-leasehold-lease-path';
+
+/**
+ * The id named by a raw console path "/leases/<...>": every segment decoded exactly once, in
+ * either form (one encoded segment, or plain segments). A malformed escape is not an id.
+ */
+export function leaseIdFromRawPath(rawPath: string): LeaseId {
+  const rest = rawPath.replace(/^\/leases\//, '');
+  const segments = rest.split('/').map((segment) => {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      throw new InvalidLeaseIdError(rest, 'it holds a malformed percent-escape');
+    }
+  });
+  return leaseIdFromSegments(segments);
+}

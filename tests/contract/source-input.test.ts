@@ -42,6 +42,20 @@ describe('redis: untrusted keys and values', () => {
     // A fence counter is not a lease of its own.
     expect(byKey.has(`${prefix}fenced:fence`)).toBe(false);
   });
+
+  it('a Redis that refuses connections is unavailable, said in words that name it', async () => {
+    // Port 16388: nothing listens there (below the test Redis ports, never started).
+    const down = createSource({ name: 'gone', backend: 'redis', urls: ['redis://:secret@127.0.0.1:16388'], match: ['x:*'], fenceSuffix: ':fence', keyspaceNotifications: 'off' }, 1_000);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300)); // let the first connection attempt fail
+      const error = await down.snapshot(AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SourceUnavailableError);
+      expect((error as SourceUnavailableError).reason).toBe('Redis at 127.0.0.1:16388 refused the connection (is the server running, on that port?)');
+      expect(String((error as Error).message)).not.toContain('secret');
+    } finally {
+      await down.close();
+    }
+  });
 });
 
 describe('postgres: untrusted rows and tables of another shape', () => {

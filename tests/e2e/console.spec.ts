@@ -3,7 +3,7 @@ import { screenshot, watchConsole } from './support';
 
 const PAGES = [
   { path: '/', link: 'Overview', heading: 'Overview', empty: 'No leases yet: no sources are configured', shot: 'overview-empty' },
-  { path: '/failovers', link: 'Failovers', heading: 'Failovers', empty: 'No failovers recorded', shot: 'failovers-empty' },
+  { path: '/failovers', link: 'Failovers', heading: 'Failovers', empty: 'No lease changed hands in the last hour', shot: 'failovers-empty' },
   { path: '/sources', link: 'Sources', heading: 'Sources', empty: 'No sources are configured', shot: 'sources-empty' },
   { path: '/alerts', link: 'Alerts', heading: 'Alerts', empty: 'Nothing is firing', shot: 'alerts-empty' },
   { path: '/audit', link: 'Audit log', heading: 'Audit log', empty: 'No admin actions yet', shot: 'audit-empty' },
@@ -13,8 +13,8 @@ test('the overview lists the (empty) store with the console navigation in place'
   const errors = watchConsole(page);
   await page.goto('/');
   await expect(page.getByRole('heading', { level: 1, name: 'Overview' })).toBeVisible();
-  await expect(page.getByRole('status')).toContainText('No leases yet: no sources are configured');
-  await expect(page.getByRole('status')).toContainText('leasehold.config.example.json');
+  await expect(page.getByRole('main').getByRole('status')).toContainText('No leases yet: no sources are configured');
+  await expect(page.getByRole('main').getByRole('status')).toContainText('leasehold.config.example.json');
   const nav = page.getByRole('navigation', { name: 'Console' });
   for (const { link } of PAGES) await expect(nav.getByRole('link', { name: link })).toBeVisible();
   await expect(nav.getByRole('link', { name: 'Overview' })).toHaveAttribute('aria-current', 'page');
@@ -29,7 +29,7 @@ test('every console page is reachable from the navigation and explains its empty
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link }).click();
     await expect(page).toHaveURL(path);
     await expect(page.getByRole('heading', { level: 1, name: heading })).toBeVisible();
-    await expect(page.getByRole('status')).toContainText(empty);
+    await expect(page.getByRole('main').getByRole('status')).toContainText(empty);
     await expect(page.getByRole('link', { name: link })).toHaveAttribute('aria-current', 'page');
     await screenshot(page, shot);
   }

@@ -7,4 +7,9 @@ export const OBSERVED = {
   redisPrefix: `e2e${run}:`,
   etcdSource: 'etcd-e2e',
   etcdPrefix: `e2e${run}/`,
+  // A Redis of its own that the console tests stop and resume (tests/e2e/console-live.spec.ts);
+  // it is down until that test starts it, as a source can be.
+  flakySource: 'redis-flaky',
+  flakyPort: 16389,
+  flakyPrefix: `e2e${run}:`,
 };

@@ -36,6 +36,7 @@ if (kind === 'embedded' || kind === 'observing') {
         sources: [
           { name: OBSERVED.redisSource, backend: 'redis', urls: [services.redisUrl], match: [`${OBSERVED.redisPrefix}*`] },
           { name: OBSERVED.etcdSource, backend: 'etcd', endpoints: services.etcdEndpoints, prefixes: [OBSERVED.etcdPrefix] },
+          { name: OBSERVED.flakySource, backend: 'redis', urls: [`redis://127.0.0.1:${OBSERVED.flakyPort}`], match: [`${OBSERVED.flakyPrefix}*`] },
         ],
       }),
     );

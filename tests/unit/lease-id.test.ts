@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidLeaseIdError, formatLeaseId, leaseIdFromSegments, parseLeaseId } from '../../lib/domain/lease-id';
+import { InvalidLeaseIdError, formatLeaseId, leaseIdFromRawPath, leaseIdFromSegments, parseLeaseId } from '../../lib/domain/lease-id';
 
 describe('lease ids', () => {
   it.each([
@@ -29,5 +29,20 @@ describe('lease ids', () => {
   it('keeps characters that needed escaping in keys, and never decodes twice', () => {
     expect(leaseIdFromSegments(['r/lock:a b%c?'])).toEqual({ source: 'r', key: 'lock:a b%c?' });
     expect(leaseIdFromSegments(['r', 'lock%2541'])).toEqual({ source: 'r', key: 'lock%2541' });
+  });
+});
+
+describe('lease ids from a raw console path', () => {
+  it.each([
+    ['one encoded segment', '/leases/pg%2Fleases%2Fjob', { source: 'pg', key: 'leases/job' }],
+    ['plain segments', '/leases/pg/leases/job', { source: 'pg', key: 'leases/job' }],
+    ['a key holding "%", a space and "/" (decoded once, not twice)', `/leases/${encodeURIComponent('r/lock:%41 b/c')}`, { source: 'r', key: 'lock:%41 b/c' }],
+    ['a key ending in a slash', `/leases/${encodeURIComponent('etcd/election/')}`, { source: 'etcd', key: 'election/' }],
+  ])('%s', (_name, path, expected) => {
+    expect(leaseIdFromRawPath(path)).toEqual(expected);
+  });
+
+  it.each(['/leases/no-slash', '/leases/r%2F%E0%A4%A', '/leases/%2Fkey'])('"%s" is not a lease id', (path) => {
+    expect(() => leaseIdFromRawPath(path)).toThrow(InvalidLeaseIdError);
   });
 });

@@ -16,7 +16,7 @@ import type { RedisSourceConfig } from '../../config';
 import { redactUrlPassword } from '../../config';
 import { displayText } from '../../domain/display';
 import type { Observation } from '../../domain/observe';
-import { SourceUnavailableError } from '../errors';
+import { connectionProblem, SourceUnavailableError } from '../errors';
 import { RECONCILE_EVERY_MS, type ChangeHint, type LeaseSource, type PollResult, type SourceSnapshot, type SourceStatusDetail } from '../types';
 
 const READ_TIMEOUT_MS = 5_000;
@@ -79,10 +79,19 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
       maxRetriesPerRequest: 0,
       retryStrategy: (attempt) => Math.min(attempt * 250, 2_000),
     }) as ReaderRedis;
-    redis.on('error', () => {});
+    const instance = { url, label: instanceLabel(url), redis, notifications: false as boolean, lastError: null as string | null, connectionError: null as string | null };
+    // What went wrong with the connection itself: a command failing while disconnected only
+    // says that it was not sent ("max retries per request"), this says why.
+    redis.on('error', (error) => (instance.connectionError = connectionProblem(error, `Redis at ${instanceLabel(url)}`)));
+    redis.on('ready', () => (instance.connectionError = null));
     redis.defineCommand('readKeys', { lua: READ_KEYS });
-    return { url, label: instanceLabel(url), redis, notifications: false as boolean, lastError: null as string | null };
+    return instance;
   });
+  /** Why a call to an instance failed, in words. */
+  const problemOf = (instance: (typeof instances)[number], reason: unknown) =>
+    instance.redis.status !== 'ready' && instance.connectionError
+      ? instance.connectionError
+      : redactUrlPassword(connectionProblem(reason, `Redis at ${instance.label}`));
   const quorum = Math.floor(instances.length / 2) + 1;
   const redlock = instances.length > 1;
 
@@ -185,7 +194,7 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
       }),
     );
     results.forEach((result, index) => {
-      instances[index]!.lastError = result.status === 'rejected' ? redactUrlPassword(String((result.reason as Error)?.message ?? result.reason)) : null;
+      instances[index]!.lastError = result.status === 'rejected' ? problemOf(instances[index]!, result.reason) : null;
     });
     const answered = results.filter((r) => r.status === 'fulfilled').length;
     if (answered < quorum) {
@@ -267,7 +276,7 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
       }
       const pings = await Promise.allSettled(instances.map((i) => i.redis.ping()));
       pings.forEach((p, index) => {
-        instances[index]!.lastError = p.status === 'rejected' ? redactUrlPassword(String((p.reason as Error)?.message ?? p.reason)) : null;
+        instances[index]!.lastError = p.status === 'rejected' ? problemOf(instances[index]!, p.reason) : null;
       });
       if (pings.filter((p) => p.status === 'fulfilled').length < quorum) return { kind: 'full', ...(await snapshot(signal)) };
       return { kind: 'partial', covered: [], observations: [] };

@@ -1,0 +1,14 @@
+// What the console's client code receives from the API (DESIGN.md section 5), and the one
+// thing it adds: where a lease's countdown ends on this browser's own clock.
+import type { LeaseEventView, LeaseView } from '@/lib/domain/types';
+import type { SourceRow } from '@/lib/queries/console';
+
+/** A lease as the browser keeps it: `localExpiresAt` is Date.now() + remainingMs when it arrived, so a skewed clock does not matter. */
+export type LiveLease = LeaseView & { localExpiresAt: number | null };
+export type SourceStatusView = Pick<SourceRow, 'name' | 'backend' | 'status' | 'lastGoodReadAt' | 'lastError' | 'lastPollMs'> & Partial<SourceRow>;
+export type LeaseListResponse = { leases: LiveLease[]; total: number; truncated: boolean; sources: SourceRow[] };
+export type LeaseDetail = LiveLease & { events: LeaseEventView[] };
+
+export function withLocalDeadline<T extends LeaseView>(lease: T, now = Date.now()): T & { localExpiresAt: number | null } {
+  return { ...lease, localExpiresAt: lease.remainingMs === null ? null : now + lease.remainingMs };
+}

@@ -1,0 +1,312 @@
+'use client';
+// The overview: every lease, grouped by source, problems first, live. What an on-call
+// engineer needs in five seconds: who holds what, what is stuck or flapping, which sources
+// cannot be read. The list is fetched once and kept current by the live stream.
+import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useDeferredValue, useMemo } from 'react';
+import { countLeases, type LeaseHealth } from '@/lib/domain/health';
+import { leaseIdPath } from '@/lib/domain/lease-id';
+import { overviewRows, parseOverviewFilter, SORTS, STATE_FILTERS, type OverviewRow, type Sort, type StateFilter } from '@/lib/domain/overview';
+import { fetchJson } from '../live/api';
+import { withLocalDeadline, type LeaseListResponse, type LiveLease } from '../live/types';
+import { useUrlState } from '../live/url-state';
+import { EmptyState } from '../ui/empty-state';
+import { formatDuration, When } from '../when';
+import { Countdown } from './countdown';
+import { VirtualRows } from './virtual-rows';
+
+const ROW_HEIGHT = 44;
+const SORT_LABELS: Record<Sort, string> = {
+  problems: 'Problems first',
+  key: 'Key',
+  remaining: 'Remaining time',
+  token: 'Token (highest first)',
+  holder: 'Holder',
+  transitions: 'Changes in the last hour',
+};
+const STATE_LABELS: Record<StateFilter, string> = {
+  all: 'All states',
+  problems: 'Problems only',
+  held: 'Held',
+  free: 'Free',
+  expired: 'Expired',
+  unknown: 'Unknown',
+  stale: 'Stale',
+};
+const PROBLEM_TEXT: Record<string, string> = {
+  expired: 'expired',
+  stale: 'stale',
+  unknown: 'unreadable value',
+  late: 'late renewals',
+  flapping: 'flapping',
+  unfenced: 'unfenced',
+};
+
+async function loadLeases(signal: AbortSignal): Promise<LeaseListResponse> {
+  const body = await fetchJson<LeaseListResponse>('/api/v1/leases', signal);
+  const now = Date.now();
+  return { ...body, leases: body.leases.map((lease) => withLocalDeadline(lease, now)) };
+}
+
+export function Overview() {
+  const [params, setParams] = useUrlState();
+  const filter = parseOverviewFilter(params);
+  const text = useDeferredValue(filter.text);
+  const leases = useQuery({ queryKey: ['leases'], queryFn: ({ signal }) => loadLeases(signal) });
+  const failovers = useQuery({
+    queryKey: ['failovers', 'last-hour-count'],
+    queryFn: ({ signal }) => fetchJson<{ failovers: unknown[]; next: string | null }>('/api/v1/failovers?since=1h&limit=1000', signal),
+  });
+
+  const data = leases.data;
+  const downSources = useMemo(() => new Set((data?.sources ?? []).filter((s) => s.status === 'down').map((s) => s.name)), [data?.sources]);
+  const sourceRead = useMemo(() => new Map((data?.sources ?? []).map((s) => [s.name, s.lastGoodReadAt])), [data?.sources]);
+  // Order changes with the data (twice a second at most), not with every clock tick.
+  const { rows, shown } = useMemo(
+    () => overviewRows(data?.leases ?? [], { ...filter, text }, downSources),
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the filter's fields are listed one by one
+    [data?.leases, filter.source, filter.state, filter.sort, text, downSources],
+  );
+  const counters = useMemo(() => countLeases(data?.leases ?? []), [data?.leases]);
+
+  const failoverCount = failovers.data ? `${failovers.data.failovers.length}${failovers.data.next ? '+' : ''}` : '…';
+  const sourcesDown = downSources.size;
+  const range = params.get('range');
+  const leaseHref = (id: string) => `/leases/${leaseIdPath(id)}${range ? `?range=${encodeURIComponent(range)}` : ''}`;
+
+  return (
+    <>
+      <section className="counters" aria-label="Counters">
+        <Counter label="Held" value={data ? counters.held : null} tone="ok" />
+        <Counter label="Free" value={data ? counters.free : null} />
+        <Counter label="Expired" value={data ? counters.expired : null} tone={counters.expired ? 'bad' : undefined} />
+        <Counter label="Stale" value={data ? counters.stale : null} tone={counters.stale ? 'warn' : undefined} />
+        <Counter label="Failovers, last hour" value={failovers.data ? failoverCount : null} href="/failovers" />
+        <Counter label="Sources down" value={data ? sourcesDown : null} tone={sourcesDown ? 'bad' : undefined} href="/sources" />
+      </section>
+
+      {data?.sources
+        .filter((source) => source.status === 'down')
+        .map((source) => (
+          <p key={source.name} className="down-banner" role="alert" data-testid="source-down-banner">
+            <strong>{source.name} cannot be read:</strong> {source.lastError ?? 'no answer'}. Last good read{' '}
+            {source.lastGoodReadAt ? <When iso={source.lastGoodReadAt} /> : 'never'}; its leases are marked stale and nothing about them is guessed.{' '}
+            <Link href="/sources">Sources</Link>
+          </p>
+        ))}
+
+      <div className="toolbar" role="search">
+        <label className="control">
+          <span>Search leases and holders</span>
+          <input type="search" value={filter.text} placeholder="key or holder" onChange={(event) => setParams({ q: event.target.value })} />
+        </label>
+        <label className="control">
+          <span>Source</span>
+          <select value={filter.source ?? ''} onChange={(event) => setParams({ source: event.target.value || null })}>
+            <option value="">All sources</option>
+            {(data?.sources ?? []).map((source) => (
+              <option key={source.name} value={source.name}>
+                {source.name}
+              </option>
+            ))}
+            {filter.source && !data?.sources.some((s) => s.name === filter.source) ? <option value={filter.source}>{filter.source}</option> : null}
+          </select>
+        </label>
+        <label className="control">
+          <span>State</span>
+          <select value={filter.state} onChange={(event) => setParams({ state: event.target.value === 'all' ? null : event.target.value })}>
+            {STATE_FILTERS.map((state) => (
+              <option key={state} value={state}>
+                {STATE_LABELS[state]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="control">
+          <span>Sort</span>
+          <select value={filter.sort} onChange={(event) => setParams({ sort: event.target.value === 'problems' ? null : event.target.value })}>
+            {SORTS.map((sort) => (
+              <option key={sort} value={sort}>
+                {SORT_LABELS[sort]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <span className="muted tabular" aria-live="polite" data-testid="lease-count">
+          {data ? `${shown.toLocaleString('en')} of ${data.leases.length.toLocaleString('en')} leases` : ''}
+        </span>
+      </div>
+
+      {leases.isError ? (
+        <EmptyState title="The leases cannot be loaded" tone="error">
+          <p>{leases.error.message}</p>
+          <p>
+            <button type="button" className="button" onClick={() => void leases.refetch()}>
+              Try again
+            </button>
+          </p>
+        </EmptyState>
+      ) : !data ? (
+        <div className="vtable-skeleton" aria-busy="true" aria-label="Loading leases" />
+      ) : data.leases.length === 0 ? (
+        data.sources.length === 0 ? (
+          <EmptyState title="No leases yet: no sources are configured">
+            <p>
+              Leasehold watches the PostgreSQL, Redis and etcd sources listed in <code>leasehold.config.json</code>. Copy{' '}
+              <code>leasehold.config.example.json</code> to <code>leasehold.config.json</code>, name your sources, and restart.
+            </p>
+          </EmptyState>
+        ) : (
+          <EmptyState title="No leases in the store yet">
+            <p>
+              {data.sources.length === 1 ? 'One source is' : `${data.sources.length} sources are`} configured (
+              {data.sources.map((s) => s.name).join(', ')}). Leases appear here once they have been read; see <Link href="/sources">Sources</Link> for
+              whether they can be.
+            </p>
+          </EmptyState>
+        )
+      ) : rows.length === 0 ? (
+        <EmptyState title="No lease matches these filters">
+          <p>
+            <button type="button" className="button" onClick={() => setParams({ q: null, source: null, state: null })}>
+              Clear the filters
+            </button>
+          </p>
+        </EmptyState>
+      ) : (
+        <VirtualRows
+          label="Leases"
+          rows={rows}
+          rowCount={shown}
+          rowHeight={ROW_HEIGHT}
+          height="calc(100vh - 250px)"
+          header={
+            <div role="row" className="lease-row lease-head">
+              {['Lease', 'State', 'Holder', 'Token', 'Remaining', 'Last margin', 'Changes 1h'].map((name) => (
+                <span role="columnheader" key={name}>
+                  {name}
+                </span>
+              ))}
+            </div>
+          }
+          render={(row, index) => <Row key={row.type === 'group' ? `g:${row.source}` : row.lease.id} row={row} index={index} href={leaseHref} sourceRead={sourceRead} />}
+        />
+      )}
+    </>
+  );
+}
+
+function Counter({ label, value, tone, href }: { label: string; value: number | string | null; tone?: 'ok' | 'warn' | 'bad'; href?: string }) {
+  const body = (
+    <>
+      <span className="value">{value === null ? '…' : typeof value === 'number' ? value.toLocaleString('en') : value}</span>
+      <span className="label">{label}</span>
+    </>
+  );
+  return (
+    <div className={`counter${tone ? ` ${tone}` : ''}`} data-testid={`counter-${label.toLowerCase().replace(/[^a-z]+/g, '-')}`}>
+      {href ? (
+        <Link href={href} className="counter-link">
+          {body}
+        </Link>
+      ) : (
+        body
+      )}
+    </div>
+  );
+}
+
+function Row({
+  row,
+  index,
+  href,
+  sourceRead,
+}: {
+  row: OverviewRow<LiveLease>;
+  index: number;
+  href: (id: string) => string;
+  sourceRead: Map<string, string | null>;
+}) {
+  if (row.type === 'group') {
+    return (
+      <div role="row" aria-rowindex={index + 2} className={`lease-group${row.down ? ' down' : ''}`} data-testid="source-group" data-source={row.source}>
+        <span role="cell">
+          <strong>{row.source}</strong> <span className="muted">{row.backend}</span> · {row.count.toLocaleString('en')} lease{row.count === 1 ? '' : 's'}
+          {row.problems ? <span className="bad-text"> · {row.problems.toLocaleString('en')} with problems</span> : null}
+          {row.down ? (
+            <span className="bad-text">
+              {' '}
+              · source down, last read <When iso={sourceRead.get(row.source) ?? null} />
+            </span>
+          ) : null}
+        </span>
+      </div>
+    );
+  }
+  const { lease, health } = row;
+  return (
+    <div
+      role="row"
+      aria-rowindex={index + 2}
+      className={`lease-row${health.problems.length ? ' has-problem' : ''}${lease.stale ? ' stale' : ''}`}
+      data-testid="lease-row"
+      data-lease-id={lease.id}
+      data-state={lease.state}
+      data-stale={lease.stale ? 'true' : 'false'}
+    >
+      <span role="cell" className="mono key" title={lease.id}>
+        <Link href={href(lease.id)}>{lease.key}</Link>
+        <span className="muted kind">{lease.kind}</span>
+      </span>
+      <span role="cell">
+        <StateBadge lease={lease} health={health} sourceRead={sourceRead.get(lease.source) ?? lease.observedAt} />
+      </span>
+      <span role="cell" className="mono" title={lease.holder ?? (lease.lastHolder ? `last held by ${lease.lastHolder}` : undefined)} data-testid="lease-holder">
+        {lease.holder ?? (lease.lastHolder ? <span className="muted">was {lease.lastHolder}</span> : <span className="muted">—</span>)}
+        {lease.candidates.length ? <span className="muted"> +{lease.candidates.length} waiting</span> : null}
+      </span>
+      <span role="cell" className="mono tabular" data-testid="lease-token">
+        {lease.token ?? (lease.state === 'held' ? <span className="warn-text">unfenced</span> : <span className="muted">—</span>)}
+      </span>
+      <span role="cell">
+        <Countdown lease={lease} />
+      </span>
+      <span role="cell" className="tabular">
+        <Margin lease={lease} health={health} />
+      </span>
+      <span role="cell" className={`tabular${health.problems.includes('flapping') ? ' bad-text' : ''}`}>
+        {lease.recentTransitions ?? '—'}
+      </span>
+    </div>
+  );
+}
+
+function StateBadge({ lease, health, sourceRead }: { lease: LiveLease; health: LeaseHealth; sourceRead: string | null }) {
+  const tone = lease.stale ? 'warn' : lease.state === 'held' ? 'ok' : lease.state === 'expired' ? 'bad' : lease.state === 'unknown' ? 'warn' : 'muted';
+  const extra = health.problems.filter((p) => p !== 'stale' && p !== 'expired' && p !== 'unknown').map((p) => PROBLEM_TEXT[p]);
+  return (
+    <span className="state-cell">
+      <span className={`badge ${tone}`} title={lease.problem ?? undefined}>
+        {lease.state}
+      </span>
+      {lease.stale ? (
+        <span className="warn-text small">
+          stale · read <When iso={sourceRead} />
+        </span>
+      ) : extra.length ? (
+        <span className="warn-text small">{extra.join(', ')}</span>
+      ) : null}
+    </span>
+  );
+}
+
+function Margin({ lease, health }: { lease: LiveLease; health: LeaseHealth }) {
+  if (health.marginPercent === null) return <span className="muted">—</span>;
+  const tone = health.renewal === 'late' ? 'bad-text' : health.marginPercent < 50 ? 'warn-text' : 'ok-text';
+  return (
+    <span className={tone} title={`Renewed with ${formatDuration(lease.lastMarginMs ?? 0)} left of a ${formatDuration(lease.ttlMs ?? 0)} TTL, ${formatDuration(lease.lastIntervalMs ?? 0)} after the renewal before`}>
+      {Math.round(health.marginPercent)}% left
+    </span>
+  );
+}

@@ -1,0 +1,43 @@
+'use client';
+// Dark and light themes: the choice is kept in localStorage and applied before the first
+// paint by the inline script in app/layout.tsx (THEME_SCRIPT), so the page never flashes.
+import { useSyncExternalStore } from 'react';
+
+type Theme = 'light' | 'dark';
+const KEY = 'leasehold-theme';
+
+export const THEME_SCRIPT = `try{var t=localStorage.getItem('${KEY}');if(t!=='light'&&t!=='dark')t=matchMedia('(prefers-color-scheme: dark)').matches?'dark':'light';document.documentElement.dataset.theme=t}catch(e){}`;
+
+const listeners = new Set<() => void>();
+const current = (): Theme => (document.documentElement.dataset.theme === 'dark' ? 'dark' : 'light');
+
+export function ThemeToggle() {
+  const theme = useSyncExternalStore(
+    (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    current,
+    () => null,
+  );
+  if (theme === null) return <span className="theme-toggle-placeholder" />;
+  const next: Theme = theme === 'dark' ? 'light' : 'dark';
+  return (
+    <button
+      type="button"
+      className="button subtle"
+      aria-label={`Switch to the ${next} theme`}
+      onClick={() => {
+        document.documentElement.dataset.theme = next;
+        try {
+          localStorage.setItem(KEY, next);
+        } catch {
+          // private mode: the choice lasts for this page only
+        }
+        for (const listener of listeners) listener();
+      }}
+    >
+      {theme === 'dark' ? 'Light theme' : 'Dark theme'}
+    </button>
+  );
+}

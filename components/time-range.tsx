@@ -1,0 +1,40 @@
+'use client';
+// The time range shared by the pages: kept in the URL as ?range=, so it survives a reload and
+// travels with a link from one page to another.
+import { useUrlState } from './live/url-state';
+
+export const RANGES = [
+  { value: '15m', label: 'Last 15 minutes', ms: 15 * 60_000 },
+  { value: '1h', label: 'Last hour', ms: 3_600_000 },
+  { value: '6h', label: 'Last 6 hours', ms: 6 * 3_600_000 },
+  { value: '24h', label: 'Last 24 hours', ms: 24 * 3_600_000 },
+  { value: '7d', label: 'Last 7 days', ms: 7 * 24 * 3_600_000 },
+] as const;
+export type RangeValue = (typeof RANGES)[number]['value'];
+export const DEFAULT_RANGE: RangeValue = '1h';
+
+export function parseRange(raw: string | null): (typeof RANGES)[number] {
+  return RANGES.find((range) => range.value === raw) ?? RANGES.find((range) => range.value === DEFAULT_RANGE)!;
+}
+
+export function useTimeRange() {
+  const [params, set] = useUrlState();
+  const range = parseRange(params.get('range'));
+  return { range, setRange: (value: RangeValue) => set({ range: value === DEFAULT_RANGE ? null : value }) };
+}
+
+export function TimeRangePicker() {
+  const { range, setRange } = useTimeRange();
+  return (
+    <label className="control">
+      <span>Time range</span>
+      <select value={range.value} onChange={(event) => setRange(event.target.value as RangeValue)}>
+        {RANGES.map((option) => (
+          <option key={option.value} value={option.value}>
+            {option.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}

@@ -1,0 +1,229 @@
+// The console against a server observing the test Redis and etcd (tests/e2e/serve.ts
+// observing): leases taken by lib/lease and by holder processes that are killed, seen the
+// way an on-call engineer sees them, in Chromium.
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { createLeaseClient, type LeaseClientOptions } from '../../lib/lease';
+import { startRedisServer } from '../support/redis-servers';
+import { ROOT, testServices } from '../support/services';
+import { OBSERVED } from './observed';
+import { screenshot, watchConsole } from './support';
+
+const services = testServices();
+const redisLease: LeaseClientOptions = { backend: 'redis', urls: [services.redisUrl] };
+const HOLDER = path.join(ROOT, 'tests', 'support', 'lease-holder.ts');
+const children: ChildProcess[] = [];
+test.afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+/** A lease holder in its own OS process; resolves `held` with its holder name and token. */
+function holder(key: string, name: string, options: { ttlMs: number; renewEveryMs: number; lease?: LeaseClientOptions }) {
+  const child = fork(HOLDER, [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, LEASEHOLD_HOLDER: JSON.stringify({ lease: options.lease ?? redisLease, key, holder: name, ttlMs: options.ttlMs, renewEveryMs: options.renewEveryMs }) },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  children.push(child);
+  const held = new Promise<{ holder: string; token: string }>((resolve) => child.on('message', (m: { type: string; holder: string; token: string }) => m.type === 'held' && resolve(m)));
+  return { child, held };
+}
+
+const leasePath = (id: string) => `/leases/${encodeURIComponent(id)}`;
+const row = (page: Page, id: string) => page.locator(`[data-testid="lease-row"][data-lease-id="${id}"]`);
+
+async function openLive(page: Page, url: string) {
+  await page.goto(url);
+  await expect(page.getByRole('status').filter({ hasText: 'Live' })).toBeVisible({ timeout: 10_000 });
+}
+
+test('a lease taken by lib/lease appears on the overview with its holder within 2 s', async ({ page }) => {
+  const errors = watchConsole(page);
+  await openLive(page, '/');
+  const client = createLeaseClient(redisLease);
+  const key = `${OBSERVED.redisPrefix}console-appears`;
+  try {
+    const lease = (await client.acquire(key, { holder: 'worker-7', ttlMs: 30_000 }))!;
+    const taken = Date.now();
+    const shown = row(page, `${OBSERVED.redisSource}/${key}`);
+    await expect(shown.getByTestId('lease-holder')).toHaveText(lease.holder, { timeout: 2_000 });
+    expect(Date.now() - taken).toBeLessThan(2_000);
+    await expect(shown.getByTestId('lease-token')).toHaveText(lease.token.toString());
+    await expect(shown).toHaveAttribute('data-state', 'held');
+    await screenshot(page, 'overview-live');
+    await client.release(lease);
+  } finally {
+    await client.close();
+  }
+  expect(errors).toEqual([]);
+});
+
+test('a killed holder and a takeover show as a failover on the overview, in the timeline and on the failovers page', async ({ page }) => {
+  const errors = watchConsole(page);
+  const key = `${OBSERVED.redisPrefix}console-failover`;
+  const id = `${OBSERVED.redisSource}/${key}`;
+  const first = holder(key, 'first', { ttlMs: 2_000, renewEveryMs: 400 });
+  const a = await first.held;
+  await openLive(page, '/');
+  await expect(row(page, id).getByTestId('lease-holder')).toHaveText(a.holder, { timeout: 5_000 });
+
+  // The second waits for the key; the first dies without releasing.
+  const second = holder(key, 'second', { ttlMs: 2_000, renewEveryMs: 400 });
+  first.child.kill('SIGKILL');
+  const b = await second.held;
+  expect(BigInt(b.token)).toBeGreaterThan(BigInt(a.token));
+
+  // Overview: the new holder, its higher token, and the changes of hands counted.
+  await expect(row(page, id).getByTestId('lease-holder')).toHaveText(b.holder, { timeout: 5_000 });
+  await expect(row(page, id).getByTestId('lease-token')).toHaveText(b.token);
+
+  // The lease's holder timeline: two holders, the failover marked.
+  await page.goto(leasePath(id));
+  await expect(page.getByTestId('lease-holder')).toHaveText(b.holder, { timeout: 5_000 });
+  const timeline = page.getByTestId('holder-timeline');
+  await expect(timeline.getByTestId('timeline-failover').first()).toBeVisible({ timeout: 5_000 });
+  await expect(timeline.getByTestId('timeline-segment')).toHaveCount(2);
+  await expect(page.getByTestId('event-table')).toContainText('expired');
+  await screenshot(page, 'lease-detail-failover');
+
+  // The failovers page: the change of holder with both tokens.
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Failovers' }).click();
+  const failover = page.locator(`[data-testid="failover-row"][data-lease-id="${id}"]`).first();
+  await expect(failover).toBeVisible({ timeout: 5_000 });
+  await expect(failover).toContainText(a.holder);
+  await expect(failover).toContainText(b.holder);
+  await expect(failover).toContainText(b.token);
+  await screenshot(page, 'failovers');
+  expect(errors).toEqual([]);
+});
+
+test('the token chart and the renewal chart show the points of a lease that renewed several times', async ({ page }) => {
+  const errors = watchConsole(page);
+  const key = `${OBSERVED.redisPrefix}console-renewing`;
+  const id = `${OBSERVED.redisSource}/${key}`;
+  const steady = holder(key, 'steady', { ttlMs: 3_000, renewEveryMs: 500 });
+  await steady.held;
+  await openLive(page, leasePath(id));
+  await expect(page.getByTestId('lease-holder')).toContainText('steady', { timeout: 5_000 });
+  await expect.poll(async () => Number(await page.getByTestId('renewal-chart').getAttribute('data-points')), { timeout: 15_000 }).toBeGreaterThanOrEqual(4);
+  await expect.poll(async () => Number(await page.getByTestId('token-chart').getAttribute('data-points')), { timeout: 5_000 }).toBeGreaterThanOrEqual(1);
+  await expect(page.getByTestId('renewal-chart').locator('svg').first()).toBeVisible();
+  await expect(page.getByTestId('token-chart').locator('svg').first()).toBeVisible();
+  await screenshot(page, 'lease-detail-renewals');
+  expect(errors).toEqual([]);
+});
+
+test('a stopped source marks its leases stale, and they come back when it answers again', async ({ page }) => {
+  test.setTimeout(90_000);
+  const errors = watchConsole(page);
+  const redis = await startRedisServer(OBSERVED.flakyPort);
+  const client = createLeaseClient({ backend: 'redis', urls: [redis.url] });
+  try {
+    const key = `${OBSERVED.flakyPrefix}console-stale`;
+    const id = `${OBSERVED.flakySource}/${key}`;
+    const lease = (await client.acquire(key, { holder: 'far-away', ttlMs: 120_000 }))!;
+    await openLive(page, `/?source=${OBSERVED.flakySource}`);
+    await expect(row(page, id).getByTestId('lease-holder')).toHaveText(lease.holder, { timeout: 10_000 });
+    await expect(row(page, id)).toHaveAttribute('data-stale', 'false');
+
+    // Frozen, not gone: reads time out, the source turns down, its leases stale.
+    redis.process.kill('SIGSTOP');
+    await expect(row(page, id)).toHaveAttribute('data-stale', 'true', { timeout: 30_000 });
+    await expect(row(page, id)).toContainText('stale');
+    await expect(page.locator(`[data-testid="source-group"][data-source="${OBSERVED.flakySource}"]`)).toContainText('source down');
+    await expect(page.getByTestId('counter-sources-down')).toContainText('1');
+    await screenshot(page, 'overview-source-down');
+
+    redis.process.kill('SIGCONT');
+    await expect(row(page, id)).toHaveAttribute('data-stale', 'false', { timeout: 20_000 });
+    await expect(row(page, id).getByTestId('lease-holder')).toHaveText(lease.holder);
+    await client.release(lease);
+  } finally {
+    redis.process.kill('SIGCONT');
+    await client.close();
+    await redis.stop();
+  }
+  // The browser's own failed requests while the source was down are not page errors.
+  expect(errors).toEqual([]);
+});
+
+test('filters and deep links survive a reload', async ({ page }) => {
+  const errors = watchConsole(page);
+  const client = createLeaseClient(redisLease);
+  const key = `${OBSERVED.redisPrefix}console-filtered`;
+  const lease = (await client.acquire(key, { holder: 'filter-me', ttlMs: 60_000 }))!;
+  try {
+    await openLive(page, '/');
+    await page.getByLabel('Source').selectOption(OBSERVED.redisSource);
+    await page.getByLabel('State').selectOption('held');
+    await page.getByLabel('Search leases and holders').fill('filter-me');
+    await page.getByLabel('Sort').selectOption('token');
+    await expect(page.getByTestId('lease-row')).toHaveCount(1, { timeout: 5_000 });
+    await expect(page).toHaveURL(/source=redis-e2e/);
+    await page.reload();
+    await expect(page.getByLabel('Source')).toHaveValue(OBSERVED.redisSource);
+    await expect(page.getByLabel('State')).toHaveValue('held');
+    await expect(page.getByLabel('Search leases and holders')).toHaveValue('filter-me');
+    await expect(page.getByLabel('Sort')).toHaveValue('token');
+    await expect(page.getByTestId('lease-row')).toHaveCount(1, { timeout: 5_000 });
+    await expect(page.getByTestId('lease-row').getByTestId('lease-holder')).toHaveText(lease.holder);
+
+    // A lease's page keeps its time range through a reload, and the range travels with the navigation.
+    await page.goto(`${leasePath(`${OBSERVED.redisSource}/${key}`)}?range=6h`);
+    await expect(page.getByLabel('Time range')).toHaveValue('6h');
+    await page.reload();
+    await expect(page.getByLabel('Time range')).toHaveValue('6h');
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Failovers' }).click();
+    await expect(page).toHaveURL(/\/failovers\?range=6h/);
+    await expect(page.getByLabel('Time range')).toHaveValue('6h');
+  } finally {
+    await client.release(lease);
+    await client.close();
+  }
+  expect(errors).toEqual([]);
+});
+
+test('bad and unknown lease ids get a page that says what is wrong', async ({ page }) => {
+  await page.goto(leasePath(`${OBSERVED.redisSource}/no-such-lease`));
+  await expect(page.getByRole('main')).toContainText('not known', { timeout: 10_000 });
+  await expect(page.getByRole('main').getByRole('link', { name: 'Back to the overview' })).toBeVisible();
+  await screenshot(page, 'lease-unknown');
+  await page.goto('/leases/no-slash-here');
+  await expect(page.getByRole('main')).toContainText('not a lease id');
+});
+
+test('every page in both themes, with no console errors', async ({ page }) => {
+  const errors = watchConsole(page);
+  const client = createLeaseClient({ backend: 'etcd', endpoints: services.etcdEndpoints });
+  const key = `${OBSERVED.etcdPrefix}console-themes`;
+  const lease = (await client.acquire(key, { holder: 'scheduler-1', ttlMs: 20_000 }))!;
+  try {
+    for (const theme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: theme });
+      await page.goto('/');
+      await page.evaluate((t) => localStorage.setItem('leasehold-theme', t), theme);
+      for (const [name, url] of [
+        ['overview', '/'],
+        ['lease', leasePath(`${OBSERVED.etcdSource}/${key}`)],
+        ['failovers', '/failovers'],
+        ['sources', '/sources'],
+      ] as const) {
+        await page.goto(url);
+        await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+        await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+        await expect(page.locator('[aria-busy="true"]')).toHaveCount(0, { timeout: 10_000 }); // loaded, not skeletons
+        await screenshot(page, `${name}-${theme}`);
+      }
+    }
+    // The theme switch in the sidebar works and is kept.
+    await page.getByRole('button', { name: 'Switch to the light theme' }).click();
+    await expect(page.locator('html')).toHaveAttribute('data-theme', 'light');
+    await page.reload();
+    await expect(page.locator('html')).toHaveAttribute('data-theme', 'light');
+  } finally {
+    await client.release(lease);
+    await client.close();
+  }
+  expect(errors).toEqual([]);
+});
