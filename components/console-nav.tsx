@@ -22,7 +22,7 @@ export function ConsoleNav() {
           const current = link.href === '/' ? pathname === '/' : pathname.startsWith(link.href);
           return (
             <li key={link.href}>
-              <Link href={`${link.href}${suffix}`} aria-current={current ? 'page' : undefined}>
+              <Link prefetch={false} href={`${link.href}${suffix}`} aria-current={current ? 'page' : undefined}>
                 {link.label}
               </Link>
             </li>

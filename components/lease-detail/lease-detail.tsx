@@ -70,7 +70,7 @@ function Loaded({
   return (
     <>
       <p className={styles.crumbs}>
-        <Link href={overview}>Overview</Link> / lease
+        <Link prefetch={false} href={overview}>Overview</Link> / lease
       </p>
       <div className={styles.titleRow}>
         <h1 className={styles.leaseId}>{lease.id}</h1>

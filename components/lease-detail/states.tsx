@@ -5,14 +5,14 @@ import { EmptyState } from '@/components/ui/empty-state';
 import styles from './lease-detail.module.css';
 
 export function OverviewLink({ range }: { range?: string | null }) {
-  return <Link href={range ? `/?range=${encodeURIComponent(range)}` : '/'}>← Back to the overview</Link>;
+  return <Link prefetch={false} href={range ? `/?range=${encodeURIComponent(range)}` : '/'}>← Back to the overview</Link>;
 }
 
 function Title({ id }: { id: string }) {
   return (
     <>
       <p className={styles.crumbs}>
-        <Link href="/">Overview</Link> / lease
+        <Link prefetch={false} href="/">Overview</Link> / lease
       </p>
       <h1 className={styles.leaseId}>{id}</h1>
     </>
@@ -61,7 +61,7 @@ export function MalformedLeaseId({ input, message, range }: { input: string; mes
   return (
     <>
       <p className={styles.crumbs}>
-        <Link href="/">Overview</Link> / lease
+        <Link prefetch={false} href="/">Overview</Link> / lease
       </p>
       <h1>Not a lease id</h1>
       <EmptyState title="This address does not name a lease" tone="error">

@@ -14,7 +14,9 @@ export class ApiError extends Error {
 export async function fetchJson<T>(path: string, signal?: AbortSignal): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(path, { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
+    // Plain GET, no extra headers or cache mode: a request the page preloaded (the overview's
+    // lease list) is then answered from the preload. The API says no-store itself.
+    response = await fetch(path, { signal });
   } catch (error) {
     if (signal?.aborted) throw error;
     throw new ApiError(0, 'unreachable', 'The Leasehold server did not answer. Is it running?');

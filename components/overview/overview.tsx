@@ -92,7 +92,7 @@ export function Overview() {
           <p key={source.name} className="down-banner" role="alert" data-testid="source-down-banner">
             <strong>{source.name} cannot be read:</strong> {source.lastError ?? 'no answer'}. Last good read{' '}
             {source.lastGoodReadAt ? <When iso={source.lastGoodReadAt} /> : 'never'}; its leases are marked stale and nothing about them is guessed.{' '}
-            <Link href="/sources">Sources</Link>
+            <Link prefetch={false} href="/sources">Sources</Link>
           </p>
         ))}
 
@@ -161,7 +161,7 @@ export function Overview() {
           <EmptyState title="No leases in the store yet">
             <p>
               {data.sources.length === 1 ? 'One source is' : `${data.sources.length} sources are`} configured (
-              {data.sources.map((s) => s.name).join(', ')}). Leases appear here once they have been read; see <Link href="/sources">Sources</Link> for
+              {data.sources.map((s) => s.name).join(', ')}). Leases appear here once they have been read; see <Link prefetch={false} href="/sources">Sources</Link> for
               whether they can be.
             </p>
           </EmptyState>
@@ -207,7 +207,7 @@ function Counter({ label, value, tone, href }: { label: string; value: number | 
   return (
     <div className={`counter${tone ? ` ${tone}` : ''}`} data-testid={`counter-${label.toLowerCase().replace(/[^a-z]+/g, '-')}`}>
       {href ? (
-        <Link href={href} className="counter-link">
+        <Link prefetch={false} href={href} className="counter-link">
           {body}
         </Link>
       ) : (
@@ -256,7 +256,7 @@ function Row({
       data-stale={lease.stale ? 'true' : 'false'}
     >
       <span role="cell" className="mono key" title={lease.id}>
-        <Link href={href(lease.id)}>{lease.key}</Link>
+        <Link prefetch={false} href={href(lease.id)}>{lease.key}</Link>
         <span className="muted kind">{lease.kind}</span>
       </span>
       <span role="cell">

@@ -109,7 +109,7 @@ export function SourceCard({ source }: { source: SourceRow }) {
         <div className={styles.fact}>
           <dt>Leases</dt>
           <dd>
-            <Link href={`/?source=${encodeURIComponent(source.name)}`} data-testid="source-leases">
+            <Link prefetch={false} href={`/?source=${encodeURIComponent(source.name)}`} data-testid="source-leases">
               {source.leases} {source.leases === 1 ? 'lease' : 'leases'}
             </Link>
           </dd>

@@ -5,8 +5,8 @@
 // the store in the background when it is older than REFRESH_MS, which also catches what the
 // bus does not carry (stale marking of a whole source, deletions, the hour window moving on).
 //
-// Each lease is kept as JSON text split around `remainingMs`, the one field that depends on
-// the moment of the request: a response is string concatenation, not serialization.
+// Each lease is kept as UTF-8 JSON split around `remainingMs`, the one field that depends on
+// the moment of the request: a response is a copy of bytes, not serialization or encoding.
 import 'server-only';
 import { subscribe } from '../collector/bus';
 import { ensureRelay } from '../collector/relay';
@@ -14,15 +14,15 @@ import type { Store } from '../db';
 import type { LeaseView } from '../domain/types';
 import { TRANSITION_TYPES, type LeaseFilter, toLeaseView } from './leases';
 
-const REFRESH_MS = 5_000;
+const REFRESH_MS = 15_000;
 const HOUR_MS = 3_600_000;
 const TRANSITIONS = new Set<string>(TRANSITION_TYPES);
 
 type Entry = {
   view: LeaseView;
-  /** JSON of the lease up to and after the remainingMs value. */
-  head: string;
-  tail: string;
+  /** UTF-8 JSON of the lease up to and after the remainingMs value. */
+  head: Buffer;
+  tail: Buffer;
   expiresAtMs: number | null;
   live: boolean;
   /** Wall-clock times of its changes of hands in the last hour (recentTransitions). */
@@ -48,8 +48,8 @@ function entryOf(view: LeaseView, transitions: number[]): Entry {
   const at = json.indexOf(',"remainingMs":0,');
   return {
     view,
-    head: json.slice(0, at + ',"remainingMs":'.length),
-    tail: json.slice(at + ',"remainingMs":0'.length),
+    head: Buffer.from(json.slice(0, at + ',"remainingMs":'.length)),
+    tail: Buffer.from(json.slice(at + ',"remainingMs":0'.length)),
     expiresAtMs: view.expiresAt === null ? null : Date.parse(view.expiresAt),
     live,
     transitions,
@@ -118,11 +118,14 @@ async function fresh(store: Store): Promise<Cache> {
   return cache;
 }
 
+const COMMA = Buffer.from(',');
+const NULL = Buffer.from('null');
+
 /**
- * The lease list as JSON text (an array), filtered as listLeases filters, in (source, key)
+ * The lease list as UTF-8 JSON (an array), filtered as listLeases filters, in (source, key)
  * order, with remainingMs as of now.
  */
-export async function leaseListJson(store: Store, filter: LeaseFilter): Promise<{ json: string; total: number; truncated: boolean }> {
+export async function leaseListJson(store: Store, filter: LeaseFilter): Promise<{ json: Buffer; total: number; truncated: boolean }> {
   const cache = await fresh(store);
   if (!cache.order) {
     cache.order = [...cache.entries.values()]
@@ -133,7 +136,8 @@ export async function leaseListJson(store: Store, filter: LeaseFilter): Promise<
   const limit = filter.limit ?? 10_000;
   const now = Date.now();
   const hourAgo = now - HOUR_MS;
-  const parts: string[] = [];
+  const parts: Buffer[] = [Buffer.from('[')];
+  let shown = 0;
   let total = 0;
   for (const id of cache.order) {
     let entry = cache.entries.get(id);
@@ -143,14 +147,16 @@ export async function leaseListJson(store: Store, filter: LeaseFilter): Promise<
     if (filter.state && view.state !== filter.state) continue;
     if (q && !view.key.toLowerCase().includes(q) && !view.holder?.toLowerCase().includes(q) && !view.lastHolder?.toLowerCase().includes(q)) continue;
     total++;
-    if (parts.length >= limit) continue;
+    if (shown >= limit) continue;
     if (entry.transitions.length && entry.transitions[0]! < hourAgo) {
       // The hour moved on: drop the changes that fell out of it.
       entry = entryOf(view, entry.transitions.filter((at) => at >= hourAgo));
       cache.entries.set(id, entry);
     }
-    const remaining = entry.live && entry.expiresAtMs !== null ? String(Math.max(0, entry.expiresAtMs - now)) : 'null';
-    parts.push(entry.head + remaining + entry.tail);
+    if (shown > 0) parts.push(COMMA);
+    parts.push(entry.head, entry.live && entry.expiresAtMs !== null ? Buffer.from(String(Math.max(0, entry.expiresAtMs - now))) : NULL, entry.tail);
+    shown++;
   }
-  return { json: `[${parts.join(',')}]`, total, truncated: total > parts.length };
+  parts.push(Buffer.from(']'));
+  return { json: Buffer.concat(parts), total, truncated: total > shown };
 }

@@ -40,7 +40,7 @@ afterAll(async () => {
 
 async function both(filter: LeaseFilter) {
   const [reference, cached] = await Promise.all([listLeases(store, filter), leaseListJson(store, filter)]);
-  return { reference, cached: { ...cached, leases: JSON.parse(cached.json) as LeaseView[] } };
+  return { reference, cached: { ...cached, leases: JSON.parse(cached.json.toString('utf8')) as LeaseView[] } };
 }
 
 const withoutRemaining = (leases: LeaseView[]) => leases.map(({ remainingMs, ...rest }) => ({ ...rest, remaining: remainingMs === null ? null : 'some' }));
@@ -79,7 +79,7 @@ describe('the cached lease list', () => {
     publish({ type: 'lease', lease: { ...a, holder: 'worker-9', token: '6', recentTransitions: null } });
     publish({ type: 'event', event: { id: '1000', leaseId: 'r/a', type: 'taken_over', at: new Date().toISOString(), holder: 'worker-9', previousHolder: 'Worker-1', token: '6', previousToken: '5', gapMs: 0, detail: null } });
     publish({ type: 'lease', lease: { ...a, id: 'r/new', key: 'new', holder: 'fresh', recentTransitions: null } });
-    const after = JSON.parse((await leaseListJson(store, { source: 'r' })).json) as LeaseView[];
+    const after = JSON.parse((await leaseListJson(store, { source: 'r' })).json.toString('utf8')) as LeaseView[];
     expect(after.find((l) => l.id === 'r/a')).toMatchObject({ holder: 'worker-9', token: '6', recentTransitions: 2 });
     expect(after.map((l) => l.id)).toEqual(['r/a', 'r/b "quoted", \\ odd', 'r/c', 'r/new']);
   });

@@ -1,0 +1,201 @@
+// Benchmark: the console with 10,000 leases in a PostgreSQL store.
+//   - GET /api/v1/leases (the whole list) against `next start`, p50 / p99 over sequential
+//     requests, and the same for a filtered list;
+//   - the peer, measured in the same run: a bare node:http server answering the same list
+//     with the obvious implementation (SELECT the rows with pg, JSON.stringify them);
+//   - the overview in Debian's Chromium: from navigation to the first lease row on screen,
+//     and to the list answering a search (interactive).
+//
+//   node --import tsx bench/console-bench.ts [--leases 10000] [--requests 300] [--write]
+//
+// Needs a build (`npm run build`) and the test services (`bash scripts/services.sh up`).
+// With --write, replaces the console section of bench/RESULTS.md.
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { chromium } from '@playwright/test';
+import pg from 'pg';
+import { openStore } from '../lib/db/store';
+import { createPostgresDatabase } from '../tests/support/databases';
+import { ROOT, testServices } from '../tests/support/services';
+
+const { values } = parseArgs({
+  options: {
+    leases: { type: 'string', default: '10000' },
+    requests: { type: 'string', default: '300' },
+    write: { type: 'boolean', default: false },
+  },
+});
+const LEASES = Number(values.leases);
+const REQUESTS = Number(values.requests);
+const PORT = 3190;
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const percentile = (xs: number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+};
+
+// ------------------------------------------------------------------ the store
+const db = await createPostgresDatabase('lh_consolebench');
+const store = await openStore({ kind: 'postgres', url: db.url });
+await store.close();
+const sql = new pg.Client(db.url);
+await sql.connect();
+await sql.query(`INSERT INTO "Source" (name, backend, status, "lastGoodReadAt", "updatedAt") VALUES ('redis-main', 'redis', 'up', now(), now()), ('etcd-main', 'etcd', 'up', now(), now()), ('pg-main', 'postgres', 'up', now(), now())`);
+await sql.query(
+  `INSERT INTO "Lease" (id, "sourceName", backend, kind, key, state, holder, token, fenced, "ttlMs", "acquiredAt", "renewedAt", "expiresAt", "observedAt",
+                        transitions, "lastMarginMs", "lastIntervalMs", candidates, "updatedAt")
+   SELECT src || '/lock:job-' || i, src, backend, 'lock', 'lock:job-' || i, CASE WHEN i % 50 = 0 THEN 'expired' ELSE 'held' END,
+          CASE WHEN i % 50 = 0 THEN NULL ELSE 'worker-' || (i % 97) END, i, true, 30000, now() - interval '1 hour', now() - interval '5 seconds',
+          now() + interval '25 seconds', now(), 3, 25000, 10000, '[]'::jsonb, now()
+     FROM generate_series(1, $1::int) AS i,
+          LATERAL (SELECT (ARRAY['redis-main', 'etcd-main', 'pg-main'])[1 + i % 3] AS src, (ARRAY['redis', 'etcd', 'postgres'])[1 + i % 3] AS backend) AS s`,
+  [LEASES],
+);
+await sql.query(
+  `INSERT INTO "LeaseEvent" ("leaseId", seq, type, at, holder, token)
+   SELECT id, 1, 'acquired', now() - interval '10 minutes', holder, token FROM "Lease" WHERE state = 'held'`,
+);
+log(`store: ${LEASES} leases`);
+
+// ------------------------------------------------------------------ the peer: the obvious implementation
+const peer = http.createServer(async (_request, response) => {
+  const { rows } = await sql.query(`SELECT l.*, s."lastGoodReadAt" AS "sourceReadAt" FROM "Lease" l JOIN "Source" s ON s.name = l."sourceName" ORDER BY l."sourceName", l.key`);
+  const now = Date.now();
+  const leases = rows.map((row) => ({
+    id: row.id,
+    source: row.sourceName,
+    backend: row.backend,
+    kind: row.kind,
+    key: row.key,
+    state: row.state,
+    holder: row.holder,
+    token: row.token,
+    fenced: row.fenced,
+    ttlMs: row.ttlMs,
+    remainingMs: row.state === 'held' && row.expiresAt ? Math.max(0, row.expiresAt.getTime() - now) : null,
+    acquiredAt: row.acquiredAt,
+    renewedAt: row.renewedAt,
+    expiresAt: row.expiresAt,
+    observedAt: row.observedAt,
+    stale: row.stale,
+    candidates: row.candidates,
+    transitions: row.transitions,
+  }));
+  response.setHeader('content-type', 'application/json');
+  response.end(JSON.stringify({ leases }));
+});
+await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
+const peerUrl = `http://127.0.0.1:${(peer.address() as AddressInfo).port}/`;
+
+// ------------------------------------------------------------------ Leasehold
+const server = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+  cwd: ROOT,
+  env: { ...process.env, DATABASE_URL: db.url, PORT: String(PORT), HOST: '127.0.0.1', LEASEHOLD_COLLECTOR: 'off', LEASEHOLD_CONFIG: undefined },
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
+const base = `http://127.0.0.1:${PORT}`;
+for (let waited = 0; ; waited += 200) {
+  if (waited > 120_000) throw new Error('the server did not start within 2 minutes');
+  try {
+    if ((await fetch(`${base}/api/health/live`)).ok) break;
+  } catch {
+    // not yet
+  }
+  await sleep(200);
+}
+
+async function measure(url: string, expectLeases: number | null) {
+  // Warm up (the first request loads the list), then measure one request at a time.
+  for (let i = 0; i < 10; i++) await (await fetch(url)).arrayBuffer();
+  const times: number[] = [];
+  const serverTimes: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < REQUESTS; i++) {
+    const started = performance.now();
+    const response = await fetch(url);
+    const body = await response.text();
+    times.push(performance.now() - started);
+    const server = /dur=([\d.]+)/.exec(response.headers.get('server-timing') ?? '');
+    if (server) serverTimes.push(Number(server[1]));
+    bytes = body.length;
+    if (i === 0 && expectLeases !== null) {
+      const count = (JSON.parse(body) as { leases: unknown[] }).leases.length;
+      if (count !== expectLeases) throw new Error(`${url} returned ${count} leases, expected ${expectLeases}`);
+    }
+  }
+  return { p50: percentile(times, 50), p99: percentile(times, 99), bytes, server: serverTimes.length ? { p50: percentile(serverTimes, 50), p99: percentile(serverTimes, 99) } : null };
+}
+
+const ours = await measure(`${base}/api/v1/leases`, LEASES);
+log(`leasehold: p50 ${ours.p50.toFixed(1)} ms, p99 ${ours.p99.toFixed(1)} ms (assembling it: p50 ${ours.server?.p50} ms, p99 ${ours.server?.p99} ms)`);
+const filtered = await measure(`${base}/api/v1/leases?source=redis-main&state=held`, null);
+log(`leasehold filtered: p50 ${filtered.p50.toFixed(1)} ms, p99 ${filtered.p99.toFixed(1)} ms`);
+const theirs = await measure(peerUrl, LEASES);
+log(`peer: p50 ${theirs.p50.toFixed(1)} ms, p99 ${theirs.p99.toFixed(1)} ms`);
+
+// ------------------------------------------------------------------ the overview in Chromium
+const browser = await chromium.launch({
+  executablePath: testServices().chromium ?? '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+const firstRow: number[] = [];
+const interactive: number[] = [];
+for (let run = 0; run < 5; run++) {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  const started = performance.now();
+  await page.goto(`${base}/`, { waitUntil: 'commit' });
+  await page.locator('[data-testid="lease-row"]').first().waitFor({ state: 'visible', timeout: 30_000 });
+  firstRow.push(performance.now() - started);
+  // Interactive: a search typed now filters the 10,000 leases and shows the result.
+  await page.getByLabel('Search leases and holders').fill('job-4242');
+  await page.locator('[data-lease-id$="/lock:job-4242"]').waitFor({ state: 'visible', timeout: 30_000 });
+  interactive.push(performance.now() - started);
+  await page.close();
+}
+await browser.close();
+const median = (xs: number[]) => percentile(xs, 50);
+log(`overview: first row ${median(firstRow).toFixed(0)} ms, interactive ${median(interactive).toFixed(0)} ms (median of 5)`);
+
+server.kill('SIGTERM');
+await new Promise((resolve) => server.on('exit', resolve));
+peer.close();
+await sql.end();
+await db.drop();
+
+const f = (x: number) => (x < 10 ? x.toFixed(1) : Math.round(x).toLocaleString('en'));
+const output = [
+  `Measured ${new Date().toISOString().slice(0, 10)} on ${os.cpus()[0]?.model.trim()} (${os.cpus().length} cores), Node ${process.version}; ${LEASES.toLocaleString('en')} leases in a PostgreSQL store on loopback; ` +
+    `\`next start\`, no collector; ${REQUESTS} sequential requests each after 10 warm-up requests.`,
+  '',
+  '| | p50 | p99 | body |',
+  '|---|---:|---:|---:|',
+  `| \`GET /api/v1/leases\` (all ${LEASES.toLocaleString('en')}) | ${f(ours.p50)} ms | ${f(ours.p99)} ms | ${(ours.bytes / 1e6).toFixed(1)} MB |`,
+  `| \`GET /api/v1/leases?source=redis-main&state=held\` | ${f(filtered.p50)} ms | ${f(filtered.p99)} ms | ${(filtered.bytes / 1e6).toFixed(1)} MB |`,
+  `| peer: node:http + pg, SELECT and JSON.stringify | ${f(theirs.p50)} ms | ${f(theirs.p99)} ms | ${(theirs.bytes / 1e6).toFixed(1)} MB |`,
+  `| ratio, ours / peer | ${(ours.p50 / theirs.p50).toFixed(2)} | ${(ours.p99 / theirs.p99).toFixed(2)} | |`,
+  '',
+  ours.server ? `Of that, assembling the whole list in the route (its \`Server-Timing\`): p50 ${f(ours.server.p50)} ms, p99 ${f(ours.server.p99)} ms; the rest is Next sending 5 MB and the client reading it.` : '',
+  '',
+  `Overview in Chromium (median of 5 fresh pages, 1440×900): first lease row visible ${f(median(firstRow))} ms after navigation; ` +
+    `a search typed then and its result shown ${f(median(interactive))} ms after navigation.`,
+].join('\n');
+console.log(output);
+if (values.write) {
+  const file = path.join(ROOT, 'bench', 'RESULTS.md');
+  const text = readFileSync(file, 'utf8');
+  const section = `<!-- console-bench:start -->\n${output}\n<!-- console-bench:end -->`;
+  writeFileSync(
+    file,
+    text.includes('<!-- console-bench:start -->')
+      ? text.replace(/<!-- console-bench:start -->[\s\S]*<!-- console-bench:end -->/, section)
+      : `${text.trimEnd()}\n\n## The console (issue 5)\n\n\`node --import tsx bench/console-bench.ts --write\`\n\n${section}\n`,
+  );
+  log('wrote bench/RESULTS.md');
+}
+process.exit(0);
