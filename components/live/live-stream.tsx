@@ -6,7 +6,7 @@
 import { QueryClient, QueryClientProvider, useQueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
 import type { LeaseEventView, LeaseView } from '@/lib/domain/types';
-import type { LeaseDetail, LeaseListResponse, SourceStatusView } from './types';
+import type { LeaseDetail, LeaseListResponse, LiveLease, SourceStatusView } from './types';
 import { withLocalDeadline } from './types';
 
 export type LiveStatus = 'connecting' | 'live' | 'reconnecting';
@@ -16,6 +16,7 @@ export const useLiveStatus = () => useContext(LiveContext);
 
 const APPLY_EVERY_MS = 500;
 const INVALIDATE_EVERY_MS = 1_000;
+const RECENT_MS = 30_000;
 const TRANSITIONS = new Set(['acquired', 'released', 'expired', 'taken_over', 'force_expired', 'force_released']);
 
 export function Providers({ children }: { children: ReactNode }) {
@@ -44,37 +45,36 @@ function LiveStream({ children }: { children: ReactNode }) {
     const transitions = new Map<string, number>();
     const sources = new Map<string, SourceStatusView>();
     const stale = new Set<string>(); // JSON of query keys to invalidate
+    // Messages of the last RECENT_MS: a list fetched while they arrived may predate them, so
+    // they are applied again to every list that arrives (a lease only where it is newer).
+    const recent = new Map<string, { lease: LeaseView; at: number }>();
+    const recentSources = new Map<string, { source: SourceStatusView; at: number }>();
     let everConnected = false;
+    const prune = (now: number) => {
+      for (const [id, entry] of recent) if (now - entry.at > RECENT_MS) recent.delete(id);
+      for (const [name, entry] of recentSources) if (now - entry.at > RECENT_MS) recentSources.delete(name);
+    };
+    const unsubscribeCache = client.getQueryCache().subscribe((event) => {
+      if (event.type !== 'updated' || event.action.type !== 'success' || event.action.manual || event.query.queryKey[0] !== 'leases') return;
+      const now = Date.now();
+      prune(now);
+      if (recent.size === 0 && recentSources.size === 0) return;
+      const updates = new Map([...recent].map(([id, { lease }]) => [id, withLocalDeadline(lease, now)]));
+      const sourceUpdates = new Map([...recentSources].map(([name, { source }]) => [name, source]));
+      client.setQueryData<LeaseListResponse>(event.query.queryKey, (old) => (old ? mergeIntoList(old, updates, new Map(), sourceUpdates, true) : old));
+    });
 
     const applyLeases = () => {
-      if (leases.size === 0 && sources.size === 0) return;
       const now = Date.now();
+      prune(now);
+      if (leases.size === 0 && sources.size === 0 && transitions.size === 0) return;
       const updates = new Map([...leases].map(([id, lease]) => [id, withLocalDeadline(lease, now)]));
       const added = new Map(transitions);
       const sourceUpdates = new Map(sources);
       leases.clear();
       transitions.clear();
       sources.clear();
-      client.setQueriesData<LeaseListResponse>({ queryKey: ['leases'] }, (old) => {
-        if (!old) return old;
-        const seen = new Set<string>();
-        // A source going down or coming back marks all its leases stale or not (as the store does).
-        const staleBySource = new Map([...sourceUpdates].filter(([, s]) => s.status !== 'unknown').map(([name, s]) => [name, s.status === 'down']));
-        const next = old.leases.map((original) => {
-          const stale = staleBySource.get(original.source);
-          const lease = stale === undefined || stale === original.stale ? original : { ...original, stale };
-          const update = updates.get(lease.id);
-          const more = added.get(lease.id) ?? 0;
-          if (!update && more === 0) return lease;
-          seen.add(lease.id);
-          const merged = update ? { ...update, recentTransitions: update.recentTransitions ?? lease.recentTransitions } : lease;
-          return more ? { ...merged, recentTransitions: (merged.recentTransitions ?? 0) + more } : merged;
-        });
-        // A lease the list has not seen yet (new in a source) joins it.
-        for (const [id, lease] of updates) if (!seen.has(id)) next.push({ ...lease, recentTransitions: added.get(id) ?? 0 });
-        const nextSources = sourceUpdates.size ? old.sources.map((s) => ({ ...s, ...(sourceUpdates.get(s.name) ?? {}) })) : old.sources;
-        return { ...old, leases: next, sources: nextSources as LeaseListResponse['sources'] };
-      });
+      client.setQueriesData<LeaseListResponse>({ queryKey: ['leases'] }, (old) => (old ? mergeIntoList(old, updates, added, sourceUpdates, false) : old));
       for (const [id, lease] of updates) {
         const open = client.getQueryData<LeaseDetail>(['lease', id]);
         if (!open) continue; // nobody is looking at this lease
@@ -94,13 +94,23 @@ function LiveStream({ children }: { children: ReactNode }) {
     source.addEventListener('open', () => {
       // After a reconnect, messages may have been missed: read everything again, once.
       if (everConnected) void client.invalidateQueries();
+      else {
+        // The first connection: a lease list fetched before it may have missed a change made
+        // in between. Once any fetch in flight is done, read it once more; it is not shown
+        // twice: the data only changes where the store did.
+        void client
+          .refetchQueries({ queryKey: ['leases'] }, { cancelRefetch: false })
+          .then(() => client.refetchQueries({ queryKey: ['leases'] }, { cancelRefetch: false }));
+      }
       everConnected = true;
       setStatus('live');
     });
     source.addEventListener('error', () => setStatus(everConnected ? 'reconnecting' : 'connecting'));
     source.addEventListener('lease', (message) => {
       const lease = parse<LeaseView>(message);
-      if (lease) leases.set(lease.id, lease);
+      if (!lease) return;
+      leases.set(lease.id, lease);
+      recent.set(lease.id, { lease, at: Date.now() });
     });
     source.addEventListener('event', (message) => {
       const event = parse<LeaseEventView>(message);
@@ -117,10 +127,12 @@ function LiveStream({ children }: { children: ReactNode }) {
       const status = parse<SourceStatusView>(message);
       if (!status) return;
       sources.set(status.name, status);
+      recentSources.set(status.name, { source: status, at: Date.now() });
       stale.add(JSON.stringify(['sources']));
       stale.add(JSON.stringify(['lease'])); // an open lease page: its stale mark may have changed
     });
     return () => {
+      unsubscribeCache();
       source.close();
       clearInterval(applyTimer);
       clearInterval(invalidateTimer);
@@ -128,6 +140,36 @@ function LiveStream({ children }: { children: ReactNode }) {
   }, [client]);
 
   return <LiveContext.Provider value={status}>{children}</LiveContext.Provider>;
+}
+
+/**
+ * The list with live updates applied: leases replaced (or added), changes of hands counted,
+ * and the status of sources, whose leases turn stale or not with them (as the store does).
+ * `onlyNewer`: keep a lease the list already shows in a newer picture than the update's.
+ */
+function mergeIntoList(
+  old: LeaseListResponse,
+  updates: Map<string, LiveLease>,
+  added: Map<string, number>,
+  sourceUpdates: Map<string, SourceStatusView>,
+  onlyNewer: boolean,
+): LeaseListResponse {
+  const seen = new Set<string>();
+  const staleBySource = new Map([...sourceUpdates].filter(([, s]) => s.status !== 'unknown').map(([name, s]) => [name, s.status === 'down']));
+  const next = old.leases.map((original) => {
+    const stale = staleBySource.get(original.source);
+    const lease = stale === undefined || stale === original.stale ? original : { ...original, stale };
+    seen.add(lease.id);
+    const update = updates.get(lease.id);
+    const more = added.get(lease.id) ?? 0;
+    if ((!update || (onlyNewer && lease.observedAt > update.observedAt)) && more === 0) return lease;
+    const merged = update && !(onlyNewer && lease.observedAt > update.observedAt) ? { ...update, stale: stale ?? update.stale, recentTransitions: update.recentTransitions ?? lease.recentTransitions } : lease;
+    return more ? { ...merged, recentTransitions: (merged.recentTransitions ?? 0) + more } : merged;
+  });
+  // A lease the list has not seen yet (new in a source) joins it.
+  for (const [id, lease] of updates) if (!seen.has(id)) next.push({ ...lease, recentTransitions: lease.recentTransitions ?? added.get(id) ?? 0 });
+  const sources = sourceUpdates.size ? old.sources.map((s) => ({ ...s, ...(sourceUpdates.get(s.name) ?? {}) })) : old.sources;
+  return { ...old, leases: next, sources: sources as LeaseListResponse['sources'] };
 }
 
 function parse<T>(message: MessageEvent): T | null {

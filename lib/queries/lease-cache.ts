@@ -35,6 +35,8 @@ type Cache = {
   order: string[] | null;
   loadedAt: number;
   loading: Promise<void> | null;
+  /** Bus updates that arrived while a load was reading the store: they are newer than it. */
+  sinceLoad: Map<string, Entry> | null;
   unsubscribe: () => void;
 };
 
@@ -57,6 +59,15 @@ function entryOf(view: LeaseView, transitions: number[]): Entry {
 }
 
 async function load(store: Store, cache: Cache) {
+  cache.sinceLoad = new Map();
+  try {
+    await read(store, cache, cache.sinceLoad);
+  } finally {
+    cache.sinceLoad = null;
+  }
+}
+
+async function read(store: Store, cache: Cache, sinceLoad: Map<string, Entry>) {
   const since = new Date(Date.now() - HOUR_MS);
   const [rows, sources, events] = await Promise.all([
     store.prisma.lease.findMany(),
@@ -76,6 +87,8 @@ async function load(store: Store, cache: Cache) {
     const view = toLeaseView(row, now, readAt.get(row.sourceName) ?? null);
     entries.set(row.id, entryOf(view, transitions.get(row.id) ?? []));
   }
+  // What the bus said while the store was being read is newer than what was read.
+  for (const [id, entry] of sinceLoad) entries.set(id, entry);
   cache.entries = entries;
   cache.order = null;
   cache.loadedAt = now;
@@ -85,19 +98,23 @@ function cacheFor(store: Store): Cache {
   state.__leaseholdLeaseCache ??= new WeakMap();
   let cache = state.__leaseholdLeaseCache.get(store);
   if (cache) return cache;
-  const created: Cache = { entries: new Map(), order: null, loadedAt: 0, loading: null, unsubscribe: () => {} };
+  const created: Cache = { entries: new Map(), order: null, loadedAt: 0, loading: null, sinceLoad: null, unsubscribe: () => {} };
+  const update = (id: string, entry: Entry) => {
+    if (!created.entries.has(id)) created.order = null;
+    created.entries.set(id, entry);
+    created.sinceLoad?.set(id, entry);
+  };
   cache = created;
   state.__leaseholdLeaseCache.set(store, created);
   ensureRelay(store);
   created.unsubscribe = subscribe((message) => {
-    if (created.loadedAt === 0) return; // the first load will see it
+    if (created.loadedAt === 0 && !created.sinceLoad) return; // not loading yet: the first load will see it
     if (message.type === 'lease') {
-      const previous = created.entries.get(message.lease.id);
-      if (!previous) created.order = null;
-      created.entries.set(message.lease.id, entryOf({ ...message.lease, recentTransitions: null }, previous?.transitions ?? []));
+      const previous = created.sinceLoad?.get(message.lease.id) ?? created.entries.get(message.lease.id);
+      update(message.lease.id, entryOf({ ...message.lease, recentTransitions: null }, previous?.transitions ?? []));
     } else if (message.type === 'event' && TRANSITIONS.has(message.event.type)) {
-      const entry = created.entries.get(message.event.leaseId);
-      if (entry) created.entries.set(message.event.leaseId, entryOf(entry.view, [...entry.transitions, Date.parse(message.event.at)]));
+      const entry = created.sinceLoad?.get(message.event.leaseId) ?? created.entries.get(message.event.leaseId);
+      if (entry) update(message.event.leaseId, entryOf(entry.view, [...entry.transitions, Date.parse(message.event.at)]));
     } else if (message.type === 'source') {
       // A source going down or coming back re-marks all its leases: read them again now.
       created.loadedAt = 1;

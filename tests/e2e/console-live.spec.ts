@@ -95,6 +95,12 @@ test('a killed holder and a takeover show as a failover on the overview, in the 
   await expect(failover).toContainText(b.holder);
   await expect(failover).toContainText(b.token);
   await screenshot(page, 'failovers');
+  // The export says the same, as CSV.
+  const csv = await page.request.get(`/api/v1/failovers.csv?since=1h&q=${encodeURIComponent(key)}`);
+  expect(csv.headers()['content-type']).toContain('text/csv');
+  const lines = (await csv.text()).trim().split('\r\n');
+  expect(lines.length).toBeGreaterThanOrEqual(2);
+  expect(lines.slice(1).some((line) => line.includes(id) && line.includes(a.holder) && line.includes(b.holder))).toBe(true);
   expect(errors).toEqual([]);
 });
 
@@ -123,6 +129,10 @@ test('a stopped source marks its leases stale, and they come back when it answer
     const key = `${OBSERVED.flakyPrefix}console-stale`;
     const id = `${OBSERVED.flakySource}/${key}`;
     const lease = (await client.acquire(key, { holder: 'far-away', ttlMs: 120_000 }))!;
+    // This test is about a source going away under an open page: start from one that is read.
+    await expect
+      .poll(async () => ((await (await page.request.get(`/api/v1/leases?source=${OBSERVED.flakySource}`)).json()) as { leases: { id: string }[] }).leases.some((l) => l.id === id), { timeout: 15_000 })
+      .toBe(true);
     await openLive(page, `/?source=${OBSERVED.flakySource}`);
     await expect(row(page, id).getByTestId('lease-holder')).toHaveText(lease.holder, { timeout: 10_000 });
     await expect(row(page, id)).toHaveAttribute('data-stale', 'false');

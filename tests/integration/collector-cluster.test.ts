@@ -173,7 +173,10 @@ describe('a collector in another process', () => {
       await expect
         .poll(() => messages.some((m) => m.type === 'lease' && m.lease.id === `relayed/${prefix}job` && m.lease.holder === lease.holder), { timeout: 5_000 })
         .toBe(true);
-      expect(messages.some((m) => m.type === 'event' && m.event.leaseId === `relayed/${prefix}job` && m.event.type === 'acquired')).toBe(true);
+      // The relay publishes a write's leases, then reads and publishes its events.
+      await expect
+        .poll(() => messages.some((m) => m.type === 'event' && m.event.leaseId === `relayed/${prefix}job` && m.event.type === 'acquired'), { timeout: 5_000 })
+        .toBe(true);
       await client.release(lease);
     } finally {
       unsubscribe();
