@@ -5,10 +5,11 @@
 // a slow refetch also slides the window forward when nothing happens.
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { useDeferredValue, useMemo, useState, type ReactNode } from 'react';
-import { ApiError, fetchJson } from '@/components/live/api';
+import { fetchJson } from '@/components/live/api';
 import { useUrlState } from '@/components/live/url-state';
 import { RANGES, TimeRangePicker, useTimeRange } from '@/components/time-range';
 import { EmptyState } from '@/components/ui/empty-state';
+import { LoadError } from '@/components/ui/load-error';
 import { formatDuration, When } from '@/components/when';
 import { CAUSE_TEXT, FAILOVER_CAUSES, filterFailovers, isFiltered, parseCause, summarizeGaps, type FailoverRecord } from '@/lib/domain/failover-stats';
 import { FailoverChart } from './failover-chart';
@@ -74,21 +75,7 @@ export function FailoversView() {
   if (query.isPending) {
     body = <FailoversSkeleton />;
   } else if (query.isError && !query.data) {
-    body = (
-      <EmptyState title="Failovers could not be loaded" tone="error">
-        <p>{query.error.message}</p>
-        <p>
-          {query.error instanceof ApiError && query.error.status === 0
-            ? 'The page tries again when the server answers; you can also retry now.'
-            : 'The store did not answer the query; the server log has the details.'}
-        </p>
-        <p>
-          <button type="button" className="button" onClick={() => void query.refetch()}>
-            Retry
-          </button>
-        </p>
-      </EmptyState>
-    );
+    body = <LoadError title="Failovers could not be loaded" error={query.error} onRetry={() => void query.refetch()} retriesItself="The page tries again when the server answers" />;
   } else if (all.length === 0) {
     body = (
       <EmptyState title={`No lease changed hands in ${rangeText}`}>

@@ -4,22 +4,12 @@
 import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { ApiError, fetchJson } from '@/components/live/api';
 import { withLocalDeadline, type LeaseDetail } from '@/components/live/types';
+import type { RenewalRollup } from '@/lib/domain/renewal-stats';
 import type { EventType, LeaseEventView } from '@/lib/domain/types';
 
 export type EventPage = { events: LeaseEventView[]; next: string | null };
 export type RenewalSample = { seq: string; at: string; holder: string; intervalMs: number; marginMs: number; ttlMs: number | null; marginPercent: number | null };
-export type RenewalRollupRow = {
-  minute: string;
-  count: number;
-  intervalMin: number;
-  intervalP50: number;
-  intervalP99: number;
-  intervalMax: number;
-  marginMin: number;
-  marginP50: number;
-  marginP99: number;
-  marginMax: number;
-};
+export type RenewalRollupRow = { minute: string } & RenewalRollup;
 export type RenewalsResponse = { samples: RenewalSample[]; rollups: RenewalRollupRow[] };
 
 const base = (id: string) => `/api/v1/leases/${encodeURIComponent(id)}`;

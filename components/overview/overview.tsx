@@ -12,6 +12,7 @@ import { fetchJson } from '../live/api';
 import { withLocalDeadline, type LeaseListResponse, type LiveLease } from '../live/types';
 import { useUrlState } from '../live/url-state';
 import { EmptyState } from '../ui/empty-state';
+import { LoadError } from '../ui/load-error';
 import { formatDuration, When } from '../when';
 import { Countdown } from './countdown';
 import { VirtualRows } from './virtual-rows';
@@ -139,14 +140,7 @@ export function Overview() {
       </div>
 
       {leases.isError ? (
-        <EmptyState title="The leases cannot be loaded" tone="error">
-          <p>{leases.error.message}</p>
-          <p>
-            <button type="button" className="button" onClick={() => void leases.refetch()}>
-              Try again
-            </button>
-          </p>
-        </EmptyState>
+        <LoadError title="The leases cannot be loaded" error={leases.error} onRetry={() => void leases.refetch()} retriesItself="Live updates resume when the server answers" />
       ) : !data ? (
         <div className="vtable-skeleton" aria-busy="true" aria-label="Loading leases" />
       ) : data.leases.length === 0 ? (

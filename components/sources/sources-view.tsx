@@ -4,8 +4,9 @@
 // read times and poll durations current between changes (one small request).
 import { useQuery } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
-import { ApiError, fetchJson } from '@/components/live/api';
+import { fetchJson } from '@/components/live/api';
 import { EmptyState } from '@/components/ui/empty-state';
+import { LoadError } from '@/components/ui/load-error';
 import { When } from '@/components/when';
 import type { SourceRow } from '@/lib/queries/console';
 import { SourceCard } from './source-card';
@@ -25,21 +26,7 @@ export function SourcesView() {
   if (query.isPending) {
     body = <SourcesSkeleton />;
   } else if (query.isError && !query.data) {
-    body = (
-      <EmptyState title="Sources could not be loaded" tone="error">
-        <p>{query.error.message}</p>
-        <p>
-          {query.error instanceof ApiError && query.error.status === 0
-            ? 'The page tries again every few seconds; you can also retry now.'
-            : 'The store did not answer; the server log has the details.'}
-        </p>
-        <p>
-          <button type="button" className="button" onClick={() => void query.refetch()}>
-            Retry
-          </button>
-        </p>
-      </EmptyState>
-    );
+    body = <LoadError title="Sources could not be loaded" error={query.error} onRetry={() => void query.refetch()} retriesItself="The page tries again every few seconds" />;
   } else if (query.data.sources.length === 0) {
     body = (
       <EmptyState title="No sources are configured">
