@@ -4,7 +4,7 @@
 // cannot be read. The list is fetched once and kept current by the live stream.
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useDeferredValue, useMemo } from 'react';
+import { useDeferredValue, useMemo, useSyncExternalStore } from 'react';
 import { countLeases, type LeaseHealth } from '@/lib/domain/health';
 import { leaseIdPath } from '@/lib/domain/lease-id';
 import { overviewRows, parseOverviewFilter, SORTS, STATE_FILTERS, type OverviewRow, type Sort, type StateFilter } from '@/lib/domain/overview';
@@ -50,7 +50,34 @@ async function loadLeases(signal: AbortSignal): Promise<LeaseListResponse> {
   return { ...body, leases: body.leases.map((lease) => withLocalDeadline(lease, now)) };
 }
 
+const noSubscription = () => () => {};
+
+/**
+ * Everything on the overview comes from the browser's own reads (the list, the live stream,
+ * the clock), so the server renders its frame only and the browser renders the rest after
+ * hydration: nothing the server rendered can differ from what the browser would.
+ */
 export function Overview() {
+  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+  if (!hydrated) return <OverviewFrame />;
+  return <LiveOverview />;
+}
+
+function OverviewFrame() {
+  return (
+    <>
+      <section className="counters" aria-label="Counters">
+        {['Held', 'Free', 'Expired', 'Stale', 'Failovers, last hour', 'Sources down'].map((label) => (
+          <Counter key={label} label={label} value={null} />
+        ))}
+      </section>
+      <div className="toolbar" style={{ minHeight: 54 }} />
+      <div className="vtable-skeleton" aria-busy="true" aria-label="Loading leases" />
+    </>
+  );
+}
+
+function LiveOverview() {
   const [params, setParams] = useUrlState();
   const filter = parseOverviewFilter(params);
   const text = useDeferredValue(filter.text);
