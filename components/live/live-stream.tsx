@@ -54,8 +54,20 @@ function LiveStream({ children }: { children: ReactNode }) {
       for (const [id, entry] of recent) if (now - entry.at > RECENT_MS) recent.delete(id);
       for (const [name, entry] of recentSources) if (now - entry.at > RECENT_MS) recentSources.delete(name);
     };
+    // The first lease list a page gets may have been read before the stream connected (it is
+    // preloaded with the page, and the overview may mount after the stream opens): whatever
+    // changed in between reached neither. So once both exist, the list is read once more.
+    let listArrived = false;
+    let listReadAgain = false;
+    const readListAgain = () => {
+      if (listReadAgain || !listArrived || !everConnected) return;
+      listReadAgain = true;
+      setTimeout(() => void client.refetchQueries({ queryKey: ['leases'] }, { cancelRefetch: false }), 0);
+    };
     const unsubscribeCache = client.getQueryCache().subscribe((event) => {
       if (event.type !== 'updated' || event.action.type !== 'success' || event.action.manual || event.query.queryKey[0] !== 'leases') return;
+      listArrived = true;
+      readListAgain();
       const now = Date.now();
       prune(now);
       if (recent.size === 0 && recentSources.size === 0) return;
@@ -94,15 +106,8 @@ function LiveStream({ children }: { children: ReactNode }) {
     source.addEventListener('open', () => {
       // After a reconnect, messages may have been missed: read everything again, once.
       if (everConnected) void client.invalidateQueries();
-      else {
-        // The first connection: a lease list fetched before it may have missed a change made
-        // in between. Once any fetch in flight is done, read it once more; it is not shown
-        // twice: the data only changes where the store did.
-        void client
-          .refetchQueries({ queryKey: ['leases'] }, { cancelRefetch: false })
-          .then(() => client.refetchQueries({ queryKey: ['leases'] }, { cancelRefetch: false }));
-      }
       everConnected = true;
+      readListAgain();
       setStatus('live');
     });
     source.addEventListener('error', () => setStatus(everConnected ? 'reconnecting' : 'connecting'));
