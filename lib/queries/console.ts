@@ -22,12 +22,14 @@ export type SourceRow = {
   configured: boolean;
 };
 
-export async function listSources(store: Store, config: Config): Promise<SourceRow[]> {
-  const [rows, counts] = await Promise.all([
+export async function listSources(store: Store, config: Config, leaseCounts?: ReadonlyMap<string, number>): Promise<SourceRow[]> {
+  const [rows, leaseCount] = await Promise.all([
     store.prisma.source.findMany({ orderBy: { name: 'asc' } }),
-    store.prisma.lease.groupBy({ by: ['sourceName'], _count: { _all: true } }),
+    leaseCounts ??
+      store.prisma.lease
+        .groupBy({ by: ['sourceName'], _count: { _all: true } })
+        .then((counts) => new Map(counts.map((c) => [c.sourceName, c._count._all]))),
   ]);
-  const leaseCount = new Map(counts.map((c) => [c.sourceName, c._count._all]));
   const stored = new Map(rows.map((row) => [row.name, row]));
   const configured = config.sources.map((source): SourceRow => {
     const row = stored.get(source.name);

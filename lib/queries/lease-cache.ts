@@ -7,6 +7,10 @@
 //
 // Each lease is kept as UTF-8 JSON split around `remainingMs`, the one field that depends on
 // the moment of the request: a response is a copy of bytes, not serialization or encoding.
+// The whole list (no filter, the console's and the CLI's request) is kept assembled as well,
+// in chunks of CHUNK leases, each with a blank slot of fixed width where remainingMs goes: a
+// request copies the chunks and writes the digits into the slots (the rest of a slot stays
+// spaces, which JSON allows after a value). An update rebuilds only its lease's chunk.
 import 'server-only';
 import { subscribe } from '../collector/bus';
 import { ensureRelay } from '../collector/relay';
@@ -15,8 +19,11 @@ import type { LeaseView } from '../domain/types';
 import { TRANSITION_TYPES, type LeaseFilter, toLeaseView } from './leases';
 
 const REFRESH_MS = 15_000;
+const CHUNK = 256;
 const HOUR_MS = 3_600_000;
 const TRANSITIONS = new Set<string>(TRANSITION_TYPES);
+const COMMA = Buffer.from(',');
+const NULL = Buffer.from('null');
 
 type Entry = {
   view: LeaseView;
@@ -29,10 +36,25 @@ type Entry = {
   transitions: number[];
 };
 
+/** A run of leases of the whole list, assembled; null buf when one of them changed since. */
+type Chunk = {
+  ids: string[];
+  buf: Buffer | null;
+  /** Where each live lease's remainingMs goes in buf: offset, width, expiry. */
+  slots: { at: number; width: number; expiresAtMs: number }[];
+};
+
 type Cache = {
   entries: Map<string, Entry>;
   /** Ids in (source, key) order; rebuilt when a lease appears. */
   order: string[] | null;
+  /** Leases per source, counted with order. */
+  counts: Map<string, number>;
+  /** The whole list in order, CHUNK leases each, and which chunk holds which lease; with order. */
+  chunks: Chunk[] | null;
+  chunkOf: Map<string, Chunk>;
+  /** When the oldest change of hands counted leaves the hour (0: not known, look). */
+  pruneAt: number;
   loadedAt: number;
   loading: Promise<void> | null;
   /** Bus updates that arrived while a load was reading the store: they are newer than it. */
@@ -91,17 +113,121 @@ async function read(store: Store, cache: Cache, sinceLoad: Map<string, Entry>) {
   for (const [id, entry] of sinceLoad) entries.set(id, entry);
   cache.entries = entries;
   cache.order = null;
+  cache.chunks = null;
+  cache.pruneAt = 0;
   cache.loadedAt = now;
+}
+
+function setEntry(cache: Cache, id: string, entry: Entry) {
+  cache.entries.set(id, entry);
+  const chunk = cache.chunkOf.get(id);
+  if (chunk) chunk.buf = null;
+}
+
+/** Drops the changes of hands that fell out of the hour, when some did. */
+function pruneHour(cache: Cache, now: number) {
+  if (cache.pruneAt > now) return;
+  const hourAgo = now - HOUR_MS;
+  let next = Infinity;
+  for (const [id, entry] of cache.entries) {
+    let { transitions } = entry;
+    if (transitions.length && transitions[0]! < hourAgo) {
+      transitions = transitions.filter((at) => at >= hourAgo);
+      setEntry(cache, id, entryOf(entry.view, transitions));
+    }
+    if (transitions.length) next = Math.min(next, transitions[0]! + HOUR_MS);
+  }
+  cache.pruneAt = next;
+}
+
+function orderOf(cache: Cache): string[] {
+  if (!cache.order) {
+    cache.order = [...cache.entries.values()]
+      .sort((a, b) => (a.view.source < b.view.source ? -1 : a.view.source > b.view.source ? 1 : a.view.key < b.view.key ? -1 : a.view.key > b.view.key ? 1 : 0))
+      .map((entry) => entry.view.id);
+    cache.chunks = null;
+    cache.counts = new Map();
+    for (const entry of cache.entries.values()) cache.counts.set(entry.view.source, (cache.counts.get(entry.view.source) ?? 0) + 1);
+  }
+  return cache.order;
+}
+
+function assemble(cache: Cache, chunk: Chunk, now: number) {
+  const parts: Buffer[] = [];
+  const slots: Chunk['slots'] = [];
+  let length = 0;
+  const add = (part: Buffer) => {
+    parts.push(part);
+    length += part.length;
+  };
+  for (const [i, id] of chunk.ids.entries()) {
+    const entry = cache.entries.get(id)!;
+    if (i > 0) add(COMMA);
+    add(entry.head);
+    if (entry.live && entry.expiresAtMs !== null) {
+      // Wide enough for the time left now; it only shrinks (unless the clock steps back:
+      // then the slot is too narrow and the chunk is assembled again, see leaseListJson).
+      const width = Math.max(4, String(Math.max(0, entry.expiresAtMs - now)).length);
+      slots.push({ at: length, width, expiresAtMs: entry.expiresAtMs });
+      add(Buffer.alloc(width, ' '));
+    } else add(NULL);
+    add(entry.tail);
+  }
+  chunk.buf = Buffer.concat(parts, length);
+  chunk.slots = slots;
+}
+
+/** The whole list, its chunks assembled. */
+function chunksOf(cache: Cache, now: number): Chunk[] {
+  const order = orderOf(cache);
+  if (!cache.chunks) {
+    cache.chunks = [];
+    cache.chunkOf = new Map();
+    for (let i = 0; i < order.length; i += CHUNK) {
+      const chunk: Chunk = { ids: order.slice(i, i + CHUNK), buf: null, slots: [] };
+      for (const id of chunk.ids) cache.chunkOf.set(id, chunk);
+      cache.chunks.push(chunk);
+    }
+  }
+  for (const chunk of cache.chunks) if (!chunk.buf) assemble(cache, chunk, now);
+  return cache.chunks;
+}
+
+/** The whole list as UTF-8 JSON with remainingMs as of now; null when a slot is too narrow. */
+function wholeList(chunks: Chunk[], now: number): Buffer | null {
+  let size = 2 + Math.max(0, chunks.length - 1);
+  for (const chunk of chunks) size += chunk.buf!.length;
+  const out = Buffer.allocUnsafe(size);
+  out[0] = 0x5b; // [
+  let at = 1;
+  for (const [i, chunk] of chunks.entries()) {
+    if (i > 0) out[at++] = 0x2c; // ,
+    chunk.buf!.copy(out, at);
+    for (const slot of chunk.slots) {
+      const digits = String(Math.max(0, slot.expiresAtMs - now));
+      if (digits.length > slot.width) {
+        chunk.buf = null;
+        return null;
+      }
+      out.write(digits, at + slot.at, 'latin1');
+    }
+    at += chunk.buf!.length;
+  }
+  out[at] = 0x5d; // ]
+  return out;
 }
 
 function cacheFor(store: Store): Cache {
   state.__leaseholdLeaseCache ??= new WeakMap();
   let cache = state.__leaseholdLeaseCache.get(store);
   if (cache) return cache;
-  const created: Cache = { entries: new Map(), order: null, loadedAt: 0, loading: null, sinceLoad: null, unsubscribe: () => {} };
+  const created: Cache = { entries: new Map(), order: null, counts: new Map(), chunks: null, chunkOf: new Map(), pruneAt: 0, loadedAt: 0, loading: null, sinceLoad: null, unsubscribe: () => {} };
   const update = (id: string, entry: Entry) => {
-    if (!created.entries.has(id)) created.order = null;
-    created.entries.set(id, entry);
+    if (!created.entries.has(id)) {
+      created.order = null;
+      created.chunks = null;
+    }
+    setEntry(created, id, entry);
     created.sinceLoad?.set(id, entry);
   };
   cache = created;
@@ -114,7 +240,9 @@ function cacheFor(store: Store): Cache {
       update(message.lease.id, entryOf({ ...message.lease, recentTransitions: null }, previous?.transitions ?? []));
     } else if (message.type === 'event' && TRANSITIONS.has(message.event.type)) {
       const entry = created.sinceLoad?.get(message.event.leaseId) ?? created.entries.get(message.event.leaseId);
-      if (entry) update(message.event.leaseId, entryOf(entry.view, [...entry.transitions, Date.parse(message.event.at)]));
+      const at = Date.parse(message.event.at);
+      if (entry) update(message.event.leaseId, entryOf(entry.view, [...entry.transitions, at]));
+      if (created.pruneAt !== 0) created.pruneAt = Math.min(created.pruneAt, at + HOUR_MS);
     } else if (message.type === 'source') {
       // A source going down or coming back re-marks all its leases: read them again now.
       created.loadedAt = 1;
@@ -135,29 +263,29 @@ async function fresh(store: Store): Promise<Cache> {
   return cache;
 }
 
-const COMMA = Buffer.from(',');
-const NULL = Buffer.from('null');
-
 /**
  * The lease list as UTF-8 JSON (an array), filtered as listLeases filters, in (source, key)
  * order, with remainingMs as of now.
  */
-export async function leaseListJson(store: Store, filter: LeaseFilter): Promise<{ json: Buffer; total: number; truncated: boolean }> {
+export async function leaseListJson(
+  store: Store,
+  filter: LeaseFilter,
+): Promise<{ json: Buffer; total: number; truncated: boolean; /** all leases, per source */ counts: ReadonlyMap<string, number> }> {
   const cache = await fresh(store);
-  if (!cache.order) {
-    cache.order = [...cache.entries.values()]
-      .sort((a, b) => (a.view.source < b.view.source ? -1 : a.view.source > b.view.source ? 1 : a.view.key < b.view.key ? -1 : a.view.key > b.view.key ? 1 : 0))
-      .map((entry) => entry.view.id);
+  const now = Date.now();
+  pruneHour(cache, now);
+  const limit = filter.limit ?? 10_000;
+  if (!filter.source && !filter.state && !filter.q && cache.entries.size <= limit) {
+    let json = wholeList(chunksOf(cache, now), now);
+    while (!json) json = wholeList(chunksOf(cache, now), now); // a slot was too narrow: its chunk was assembled again
+    return { json, total: cache.entries.size, truncated: false, counts: cache.counts };
   }
   const q = filter.q?.toLowerCase();
-  const limit = filter.limit ?? 10_000;
-  const now = Date.now();
-  const hourAgo = now - HOUR_MS;
   const parts: Buffer[] = [Buffer.from('[')];
   let shown = 0;
   let total = 0;
-  for (const id of cache.order) {
-    let entry = cache.entries.get(id);
+  for (const id of orderOf(cache)) {
+    const entry = cache.entries.get(id);
     if (!entry) continue;
     const { view } = entry;
     if (filter.source && view.source !== filter.source) continue;
@@ -165,15 +293,10 @@ export async function leaseListJson(store: Store, filter: LeaseFilter): Promise<
     if (q && !view.key.toLowerCase().includes(q) && !view.holder?.toLowerCase().includes(q) && !view.lastHolder?.toLowerCase().includes(q)) continue;
     total++;
     if (shown >= limit) continue;
-    if (entry.transitions.length && entry.transitions[0]! < hourAgo) {
-      // The hour moved on: drop the changes that fell out of it.
-      entry = entryOf(view, entry.transitions.filter((at) => at >= hourAgo));
-      cache.entries.set(id, entry);
-    }
     if (shown > 0) parts.push(COMMA);
     parts.push(entry.head, entry.live && entry.expiresAtMs !== null ? Buffer.from(String(Math.max(0, entry.expiresAtMs - now))) : NULL, entry.tail);
     shown++;
   }
   parts.push(Buffer.from(']'));
-  return { json: Buffer.concat(parts), total, truncated: total > shown };
+  return { json: Buffer.concat(parts), total, truncated: total > shown, counts: cache.counts };
 }

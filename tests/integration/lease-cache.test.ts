@@ -83,4 +83,32 @@ describe('the cached lease list', () => {
     expect(after.find((l) => l.id === 'r/a')).toMatchObject({ holder: 'worker-9', token: '6', recentTransitions: 2 });
     expect(after.map((l) => l.id)).toEqual(['r/a', 'r/b "quoted", \\ odd', 'r/c', 'r/new']);
   });
+
+  it('keeps the whole list assembled across many chunks: one change shows, the rest stays, remaining time is current', async () => {
+    const { cached } = await both({});
+    const a = cached.leases.find((l) => l.id === 'r/a')!;
+    // 700 more leases: the whole list spans several assembled chunks of 256.
+    for (let i = 0; i < 700; i++) {
+      const expiresAt = new Date(Date.now() + 1_000 + i * 100).toISOString();
+      publish({ type: 'lease', lease: { ...a, id: `r/m${String(i).padStart(3, '0')}`, key: `m${String(i).padStart(3, '0')}`, holder: `h${i}`, expiresAt, recentTransitions: null } });
+    }
+    const first = JSON.parse((await leaseListJson(store, {})).json.toString('utf8')) as LeaseView[];
+    expect(first).toHaveLength(705);
+    const m500 = first.find((l) => l.id === 'r/m500')!;
+    expect(m500.holder).toBe('h500');
+    expect(m500.remainingMs).toBeGreaterThan(50_000 - 5_000);
+    // One lease in a middle chunk changes hands; its neighbours stay as they were.
+    publish({ type: 'lease', lease: { ...m500, holder: 'taker', token: '77', recentTransitions: null } });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const second = JSON.parse((await leaseListJson(store, {})).json.toString('utf8')) as LeaseView[];
+    expect(second.find((l) => l.id === 'r/m500')).toMatchObject({ holder: 'taker', token: '77' });
+    expect(second.find((l) => l.id === 'r/m499')!.holder).toBe('h499');
+    expect(second.map((l) => l.id)).toEqual(first.map((l) => l.id));
+    // Time moved on between the two answers and the countdown with it, in every chunk.
+    const m000 = (list: LeaseView[]) => list.find((l) => l.id === 'r/m000')!.remainingMs!;
+    expect(m000(second)).toBeLessThan(m000(first));
+    // The filtered path agrees with the whole list.
+    const filtered = JSON.parse((await leaseListJson(store, { source: 'r' })).json.toString('utf8')) as LeaseView[];
+    expect(withoutRemaining(filtered)).toEqual(withoutRemaining(second.filter((l) => l.source === 'r')));
+  });
 });
