@@ -151,7 +151,7 @@ async function runSize(size: number): Promise<Result> {
   // ---------------------------------------------------------------- the measurement
   const pending = new Map<string, { backend: string; holder: string; at: number }>();
   const latencies: Record<string, number[]> = { redis: [], etcd: [], pg: [] };
-  const unsubscribe = subscribe((message) => {
+  const { unsubscribe } = subscribe((message) => {
     if (message.type !== 'lease') return;
     const waiting = pending.get(message.lease.id);
     if (waiting && message.lease.holder === waiting.holder) {

@@ -16,8 +16,14 @@ export const useLiveStatus = () => useContext(LiveContext);
 
 const APPLY_EVERY_MS = 500;
 const INVALIDATE_EVERY_MS = 1_000;
-const RECENT_MS = 30_000;
+/** The log keeps the stream's messages of the last LOG_MS, at most LOG_MAX of them. */
+const LOG_MS = 15_000;
+const LOG_MAX = 20_000;
 const TRANSITIONS = new Set(['acquired', 'released', 'expired', 'taken_over', 'force_expired', 'force_released']);
+const LISTS = { queryKey: ['leases'] };
+
+type StreamMessage = { type: 'lease'; lease: LiveLease } | { type: 'event'; event: LeaseEventView } | { type: 'source'; source: SourceStatusView };
+type Logged = { seq: number; at: number; message: StreamMessage };
 
 export function Providers({ children }: { children: ReactNode }) {
   const [client] = useState(
@@ -36,115 +42,201 @@ export function Providers({ children }: { children: ReactNode }) {
   );
 }
 
+/**
+ * Positions (lib/collector/bus.ts): every stream message has one, and the lease list says up
+ * to which it is current. A list is brought up to the stream by applying exactly the messages
+ * after its position, in order: none missed, none twice, none older than the list. A list
+ * read before the stream's first message makes the stream start again right after the list
+ * (`?after=`); the server replays what came between.
+ */
 function LiveStream({ children }: { children: ReactNode }) {
   const client = useQueryClient();
   const [status, setStatus] = useState<LiveStatus>('connecting');
 
   useEffect(() => {
-    const leases = new Map<string, LeaseView>();
-    const transitions = new Map<string, number>();
-    const sources = new Map<string, SourceStatusView>();
-    const stale = new Set<string>(); // JSON of query keys to invalidate
-    // Messages of the last RECENT_MS: a list fetched while they arrived may predate them, so
-    // they are applied again to every list that arrives (a lease only where it is newer).
-    const recent = new Map<string, { lease: LeaseView; at: number }>();
-    const recentSources = new Map<string, { source: SourceStatusView; at: number }>();
+    let epoch: string | null = null; // the connected stream's; null while (re)connecting
+    let from = 0; // the stream has delivered every message after this one...
+    let log: Logged[] = []; // ...and these are they, in order
     let everConnected = false;
-    const prune = (now: number) => {
-      for (const [id, entry] of recent) if (now - entry.at > RECENT_MS) recent.delete(id);
-      for (const [name, entry] of recentSources) if (now - entry.at > RECENT_MS) recentSources.delete(name);
+    let epochOfLog: string | null = null; // the epoch the log's messages came in
+    let mismatchRetried = false;
+    let reopenedFor: string | null = null; // the list position the stream last started after
+    let refetching = false;
+    let source: EventSource | null = null;
+    const details = new Map<string, LiveLease>(); // the newest of each lease since the last tick
+    const stale = new Set<string>(); // JSON of query keys to invalidate
+
+    const refetchLists = () => {
+      if (refetching) return;
+      refetching = true;
+      setTimeout(() => void client.refetchQueries(LISTS, { cancelRefetch: false }).finally(() => (refetching = false)), 0);
     };
-    // The first lease list a page gets may have been read before the stream connected (it is
-    // preloaded with the page, and the overview may mount after the stream opens): whatever
-    // changed in between reached neither. So once both exist, the list is read once more.
-    let listArrived = false;
-    let listReadAgain = false;
-    const readListAgain = () => {
-      if (listReadAgain || !listArrived || !everConnected) return;
-      listReadAgain = true;
-      setTimeout(() => void client.refetchQueries({ queryKey: ['leases'] }, { cancelRefetch: false }), 0);
+    const bringUp = (list: LeaseListResponse): LeaseListResponse => {
+      if (epoch === null) return list; // not connected: hello looks again
+      const at = parsePosition(list.position);
+      if (!at || at.epoch !== epoch) {
+        // Another server process answered (a restart, or several instances behind one name).
+        if (!mismatchRetried) {
+          mismatchRetried = true;
+          refetchLists();
+          return list;
+        }
+        // Best effort: what the stream has, where it is newer than the list.
+        return log.length ? { ...merge(list, log, true), position: `${epoch}.${log.at(-1)!.seq}` } : list;
+      }
+      mismatchRetried = false;
+      if (at.seq < from) {
+        // Read before the stream's first message: start the stream again right after it
+        // (once; when the server no longer has what came between, read the list again).
+        if (reopenedFor !== list.position) {
+          reopenedFor = list.position!;
+          open(list.position);
+        } else refetchLists();
+        return list;
+      }
+      const index = firstAfter(log, at.seq);
+      if (index === log.length) return list;
+      return { ...merge(list, log.slice(index), false), position: `${epoch}.${log.at(-1)!.seq}` };
     };
+    const bringUpAll = () => {
+      for (const [key, list] of client.getQueriesData<LeaseListResponse>(LISTS)) {
+        if (!list) continue;
+        const next = bringUp(list);
+        if (next !== list) client.setQueryData(key, next);
+      }
+    };
+
     const unsubscribeCache = client.getQueryCache().subscribe((event) => {
       if (event.type !== 'updated' || event.action.type !== 'success' || event.action.manual || event.query.queryKey[0] !== 'leases') return;
-      listArrived = true;
-      readListAgain();
-      const now = Date.now();
-      prune(now);
-      if (recent.size === 0 && recentSources.size === 0) return;
-      const updates = new Map([...recent].map(([id, { lease }]) => [id, withLocalDeadline(lease, now)]));
-      const sourceUpdates = new Map([...recentSources].map(([name, { source }]) => [name, source]));
-      client.setQueryData<LeaseListResponse>(event.query.queryKey, (old) => (old ? mergeIntoList(old, updates, new Map(), sourceUpdates, true) : old));
+      const list = event.query.state.data as LeaseListResponse | undefined;
+      if (!list) return;
+      const next = bringUp(list);
+      if (next !== list) client.setQueryData(event.query.queryKey, next);
     });
 
-    const applyLeases = () => {
+    const tick = () => {
       const now = Date.now();
-      prune(now);
-      if (leases.size === 0 && sources.size === 0 && transitions.size === 0) return;
-      const updates = new Map([...leases].map(([id, lease]) => [id, withLocalDeadline(lease, now)]));
-      const added = new Map(transitions);
-      const sourceUpdates = new Map(sources);
-      leases.clear();
-      transitions.clear();
-      sources.clear();
-      client.setQueriesData<LeaseListResponse>({ queryKey: ['leases'] }, (old) => (old ? mergeIntoList(old, updates, added, sourceUpdates, false) : old));
-      for (const [id, lease] of updates) {
+      // Forget what no list can need any more; the stream then counts as starting later.
+      let drop = 0;
+      while (drop < log.length && (now - log[drop]!.at > LOG_MS || log.length - drop > LOG_MAX)) drop++;
+      if (drop) {
+        from = log[drop - 1]!.seq;
+        log = log.slice(drop);
+      }
+      bringUpAll();
+      for (const [id, lease] of details) {
         const open = client.getQueryData<LeaseDetail>(['lease', id]);
         if (!open) continue; // nobody is looking at this lease
         // A renewal moves its chart: a lease page that is open reads its renewals again.
         if (open.renewedAt !== lease.renewedAt) stale.add(JSON.stringify(['renewals', id]));
         client.setQueryData<LeaseDetail>(['lease', id], { ...open, ...lease, events: open.events, recentTransitions: lease.recentTransitions ?? open.recentTransitions });
       }
+      details.clear();
     };
     const invalidate = () => {
       for (const key of stale) void client.invalidateQueries({ queryKey: JSON.parse(key) as unknown[] });
       stale.clear();
     };
-    const applyTimer = setInterval(applyLeases, APPLY_EVERY_MS);
+    const tickTimer = setInterval(tick, APPLY_EVERY_MS);
     const invalidateTimer = setInterval(invalidate, INVALIDATE_EVERY_MS);
 
-    const source = new EventSource('/api/v1/stream');
-    source.addEventListener('open', () => {
-      // After a reconnect, messages may have been missed: read everything again, once.
-      if (everConnected) void client.invalidateQueries();
-      everConnected = true;
-      readListAgain();
-      setStatus('live');
-    });
-    source.addEventListener('error', () => setStatus(everConnected ? 'reconnecting' : 'connecting'));
-    source.addEventListener('lease', (message) => {
-      const lease = parse<LeaseView>(message);
-      if (!lease) return;
-      leases.set(lease.id, lease);
-      recent.set(lease.id, { lease, at: Date.now() });
-    });
-    source.addEventListener('event', (message) => {
-      const event = parse<LeaseEventView>(message);
-      if (!event) return;
-      if (TRANSITIONS.has(event.type)) {
-        transitions.set(event.leaseId, (transitions.get(event.leaseId) ?? 0) + 1);
-        stale.add(JSON.stringify(['failovers']));
-      }
-      stale.add(JSON.stringify(['lease', event.leaseId]));
-      stale.add(JSON.stringify(['events', event.leaseId]));
-      stale.add(JSON.stringify(['renewals', event.leaseId]));
-    });
-    source.addEventListener('source', (message) => {
-      const status = parse<SourceStatusView>(message);
-      if (!status) return;
-      sources.set(status.name, status);
-      recentSources.set(status.name, { source: status, at: Date.now() });
-      stale.add(JSON.stringify(['sources']));
-      stale.add(JSON.stringify(['lease'])); // an open lease page: its stale mark may have changed
-    });
+    const received = (message: MessageEvent, parsed: StreamMessage) => {
+      const at = parsePosition(message.lastEventId);
+      if (!at || at.epoch !== epoch || at.seq <= (log.at(-1)?.seq ?? from)) return; // not in order: never applied
+      log.push({ seq: at.seq, at: Date.now(), message: parsed });
+    };
+
+    function open(after?: string) {
+      source?.close();
+      epoch = null;
+      const stream = new EventSource(after ? `/api/v1/stream?after=${encodeURIComponent(after)}` : '/api/v1/stream');
+      source = stream;
+      stream.addEventListener('hello', (message) => {
+        const hello = parse<{ position: string; gap: boolean }>(message);
+        const at = parsePosition(hello?.position);
+        if (!hello || !at) return;
+        if (hello.gap) void client.invalidateQueries(); // missed messages: read everything again
+        const resumed = !hello.gap && at.epoch === epochOfLog && at.seq === (log.at(-1)?.seq ?? from);
+        if (!resumed) {
+          log = [];
+          from = at.seq;
+        }
+        epoch = at.epoch;
+        epochOfLog = at.epoch;
+        everConnected = true;
+        setStatus('live');
+        bringUpAll();
+      });
+      stream.addEventListener('error', () => {
+        if (source !== stream) return;
+        epoch = null;
+        setStatus(everConnected ? 'reconnecting' : 'connecting');
+      });
+      stream.addEventListener('lease', (message) => {
+        const lease = parse<LeaseView>(message);
+        if (!lease) return;
+        const live = withLocalDeadline(lease);
+        details.set(lease.id, live);
+        received(message, { type: 'lease', lease: live });
+      });
+      stream.addEventListener('event', (message) => {
+        const event = parse<LeaseEventView>(message);
+        if (!event) return;
+        if (TRANSITIONS.has(event.type)) stale.add(JSON.stringify(['failovers']));
+        stale.add(JSON.stringify(['lease', event.leaseId]));
+        stale.add(JSON.stringify(['events', event.leaseId]));
+        stale.add(JSON.stringify(['renewals', event.leaseId]));
+        received(message, { type: 'event', event });
+      });
+      stream.addEventListener('source', (message) => {
+        const status = parse<SourceStatusView>(message);
+        if (!status) return;
+        stale.add(JSON.stringify(['sources']));
+        stale.add(JSON.stringify(['lease'])); // an open lease page: its stale mark may have changed
+        received(message, { type: 'source', source: status });
+      });
+    }
+    open();
+
     return () => {
       unsubscribeCache();
-      source.close();
-      clearInterval(applyTimer);
+      source?.close();
+      clearInterval(tickTimer);
       clearInterval(invalidateTimer);
     };
   }, [client]);
 
   return <LiveContext.Provider value={status}>{children}</LiveContext.Provider>;
+}
+
+function parsePosition(position: string | null | undefined): { epoch: string; seq: number } | null {
+  const match = /^([0-9a-f]{1,16})\.(\d{1,15})$/.exec(position ?? '');
+  return match ? { epoch: match[1]!, seq: Number(match[2]) } : null;
+}
+
+/** Index of the first logged message after seq (the log is in order). */
+function firstAfter(log: Logged[], seq: number): number {
+  let lo = 0;
+  let hi = log.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (log[mid]!.seq <= seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The list with these messages applied, in order. */
+function merge(list: LeaseListResponse, messages: Logged[], onlyNewer: boolean): LeaseListResponse {
+  const updates = new Map<string, LiveLease>();
+  const added = new Map<string, number>();
+  const sources = new Map<string, SourceStatusView>();
+  for (const { message } of messages) {
+    if (message.type === 'lease') updates.set(message.lease.id, message.lease);
+    else if (message.type === 'source') sources.set(message.source.name, message.source);
+    else if (TRANSITIONS.has(message.event.type)) added.set(message.event.leaseId, (added.get(message.event.leaseId) ?? 0) + 1);
+  }
+  return mergeIntoList(list, updates, added, sources, onlyNewer);
 }
 
 /**

@@ -6,7 +6,8 @@ import type { SourceRow } from '@/lib/queries/console';
 /** A lease as the browser keeps it: `localExpiresAt` is Date.now() + remainingMs when it arrived, so a skewed clock does not matter. */
 export type LiveLease = LeaseView & { localExpiresAt: number | null };
 export type SourceStatusView = Pick<SourceRow, 'name' | 'backend' | 'status' | 'lastGoodReadAt' | 'lastError' | 'lastPollMs'> & Partial<SourceRow>;
-export type LeaseListResponse = { leases: LiveLease[]; total: number; truncated: boolean; sources: SourceRow[] };
+/** `position`: the live stream's position the list is current to (the API's, then moved on as the console applies the stream). */
+export type LeaseListResponse = { leases: LiveLease[]; total: number; truncated: boolean; position?: string; sources: SourceRow[] };
 export type LeaseDetail = LiveLease & { events: LeaseEventView[] };
 
 export function withLocalDeadline<T extends LeaseView>(lease: T, now = Date.now()): T & { localExpiresAt: number | null } {

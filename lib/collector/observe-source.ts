@@ -339,7 +339,10 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
   async function write(batch: WriteBatch) {
     for (const event of batch.events) metrics.inc('leasehold_events_total', { source: source.name, type: event.change.type });
     for (const event of batch.sourceEvents) metrics.inc('leasehold_events_total', { source: source.name, type: event.type });
-    if (batch.sourceEvents.length && batch.source) {
+    const written = await retrying(`writing ${source.name} to the store`, () => writeBatch(store, batch), signal, log);
+    // Told after the store has it (as leases and events are): a reader that hears it and reads
+    // the store sees the source's leases marked.
+    if (written !== undefined && batch.sourceEvents.length && batch.source) {
       publish({
         type: 'source',
         source: {
@@ -352,7 +355,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
         },
       });
     }
-    return retrying(`writing ${source.name} to the store`, () => writeBatch(store, batch), signal, log);
+    return written;
   }
 
   async function renewalLane() {

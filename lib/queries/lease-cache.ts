@@ -12,7 +12,7 @@
 // request copies the chunks and writes the digits into the slots (the rest of a slot stays
 // spaces, which JSON allows after a value). An update rebuilds only its lease's chunk.
 import 'server-only';
-import { subscribe } from '../collector/bus';
+import { position, subscribe } from '../collector/bus';
 import { ensureRelay } from '../collector/relay';
 import type { Store } from '../db';
 import type { LeaseView } from '../domain/types';
@@ -65,7 +65,8 @@ type Cache = {
 const state = globalThis as typeof globalThis & { __leaseholdLeaseCache?: WeakMap<Store, Cache> };
 
 function entryOf(view: LeaseView, transitions: number[]): Entry {
-  const live = view.remainingMs !== null && view.expiresAt !== null;
+  // As toLeaseView: a countdown only for a lease held, not stale, with a known expiry.
+  const live = view.state === 'held' && !view.stale && view.expiresAt !== null;
   const json = JSON.stringify({ ...view, remainingMs: 0, recentTransitions: transitions.length });
   // The first ,"remainingMs":0, is the key itself: inside a JSON string every quote is
   // escaped, so a comma followed by a bare quote only ever starts a key.
@@ -243,11 +244,24 @@ function cacheFor(store: Store): Cache {
       const at = Date.parse(message.event.at);
       if (entry) update(message.event.leaseId, entryOf(entry.view, [...entry.transitions, at]));
       if (created.pruneAt !== 0) created.pruneAt = Math.min(created.pruneAt, at + HOUR_MS);
-    } else if (message.type === 'source') {
-      // A source going down or coming back re-marks all its leases: read them again now.
+    } else if (message.type === 'source' && message.source.status !== 'unknown') {
+      // A source going down marks all its leases stale, coming back unmarks them (the store
+      // does the same in the write this message follows): done here at once, so the list is
+      // current up to this message, as its position says. Then the leases are read again,
+      // for what else the store knows (their last reads).
+      const stale = message.source.status === 'down';
+      const marked = (entries: Map<string, Entry>) => {
+        for (const [id, entry] of entries) {
+          if (entry.view.source !== message.source.name || entry.view.stale === stale) continue;
+          const view = { ...entry.view, stale, remainingMs: stale ? null : entry.view.remainingMs };
+          update(id, entryOf(view, entry.transitions));
+        }
+      };
+      marked(created.entries);
+      if (created.sinceLoad) marked(created.sinceLoad);
       created.loadedAt = 1;
     }
-  });
+  }).unsubscribe;
   return created;
 }
 
@@ -270,7 +284,15 @@ async function fresh(store: Store): Promise<Cache> {
 export async function leaseListJson(
   store: Store,
   filter: LeaseFilter,
-): Promise<{ json: Buffer; total: number; truncated: boolean; /** all leases, per source */ counts: ReadonlyMap<string, number> }> {
+): Promise<{
+  json: Buffer;
+  total: number;
+  truncated: boolean;
+  /** all leases, per source */
+  counts: ReadonlyMap<string, number>;
+  /** the live bus's position this list is current to (lib/collector/bus.ts) */
+  position: string;
+}> {
   const cache = await fresh(store);
   const now = Date.now();
   pruneHour(cache, now);
@@ -278,7 +300,7 @@ export async function leaseListJson(
   if (!filter.source && !filter.state && !filter.q && cache.entries.size <= limit) {
     let json = wholeList(chunksOf(cache, now), now);
     while (!json) json = wholeList(chunksOf(cache, now), now); // a slot was too narrow: its chunk was assembled again
-    return { json, total: cache.entries.size, truncated: false, counts: cache.counts };
+    return { json, total: cache.entries.size, truncated: false, counts: cache.counts, position: position() };
   }
   const q = filter.q?.toLowerCase();
   const parts: Buffer[] = [Buffer.from('[')];
@@ -298,5 +320,5 @@ export async function leaseListJson(
     shown++;
   }
   parts.push(Buffer.from(']'));
-  return { json: Buffer.concat(parts), total, truncated: total > shown, counts: cache.counts };
+  return { json: Buffer.concat(parts), total, truncated: total > shown, counts: cache.counts, position: position() };
 }

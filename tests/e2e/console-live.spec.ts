@@ -154,6 +154,46 @@ test('a stopped source marks its leases stale, and they come back when it answer
   expect(errors).toEqual([]);
 });
 
+test('a change made after the list was read and before the stream connected still shows, without reading the list again', async ({ page, request }) => {
+  const errors = watchConsole(page);
+  const client = createLeaseClient(redisLease);
+  const key = `${OBSERVED.redisPrefix}console-between`;
+  const id = `${OBSERVED.redisSource}/${key}`;
+  const first = (await client.acquire(key, { holder: 'before-the-stream', ttlMs: 60_000 }))!;
+  // Hold the page's stream back until the change below has happened.
+  let letStreamThrough!: () => void;
+  const streamMayGo = new Promise<void>((resolve) => (letStreamThrough = resolve));
+  await page.route('**/api/v1/stream*', async (route) => {
+    await streamMayGo;
+    await route.continue();
+  });
+  let listReads = 0;
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname === '/api/v1/leases') listReads++;
+  });
+  try {
+    await page.goto('/');
+    await expect(row(page, id).getByTestId('lease-holder')).toHaveText(first.holder, { timeout: 10_000 });
+    await client.release(first);
+    const second = (await client.acquire(key, { holder: 'while-connecting', ttlMs: 60_000 }))!;
+    // The server has it (the list says so) before the page's stream connects.
+    await expect
+      .poll(async () => ((await (await request.get(`/api/v1/leases?q=console-between`)).json()) as { leases: { holder: string | null }[] }).leases[0]?.holder, { timeout: 5_000 })
+      .toBe(second.holder);
+    await expect(row(page, id).getByTestId('lease-holder')).toHaveText(first.holder);
+    letStreamThrough();
+    await expect(row(page, id).getByTestId('lease-holder')).toHaveText(second.holder, { timeout: 5_000 });
+    await expect(row(page, id).getByTestId('lease-token')).toHaveText(second.token.toString());
+    // Brought up by the stream resuming after the list's position, not by reading 5 MB again.
+    expect(listReads).toBe(1);
+    await client.release(second);
+  } finally {
+    letStreamThrough();
+    await client.close();
+  }
+  expect(errors).toEqual([]);
+});
+
 test('filters and deep links survive a reload', async ({ page }) => {
   const errors = watchConsole(page);
   const client = createLeaseClient(redisLease);

@@ -67,6 +67,61 @@ test('the live stream carries an etcd acquisition as it happens', async ({ baseU
   }
 });
 
+/** Reads a stream until `done` holds for what arrived, or 5 s pass; then closes it. */
+async function readStream(url: string, done: (text: string) => boolean): Promise<string> {
+  const controller = new AbortController();
+  const response = await fetch(url, { signal: controller.signal });
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let received = '';
+  const deadline = Date.now() + 5_000;
+  try {
+    while (!done(received) && Date.now() < deadline) {
+      const chunk = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), 500))]);
+      if (chunk && !chunk.done) received += decoder.decode(chunk.value);
+    }
+  } finally {
+    controller.abort();
+  }
+  return received;
+}
+
+test('the stream resumes after the position of a lease list: a change made before it was opened still arrives, once', async ({ request, baseURL }) => {
+  const { position } = (await (await request.get(`/api/v1/leases?source=${OBSERVED.etcdSource}`)).json()) as { position: string };
+  expect(position).toMatch(/^[0-9a-f]{8}\.\d+$/);
+  const client = createLeaseClient({ backend: 'etcd', endpoints: services.etcdEndpoints });
+  const key = `${OBSERVED.etcdPrefix}resumed`;
+  const lease = (await client.acquire(key, { holder: 'resumed-holder', ttlMs: 10_000 }))!;
+  try {
+    // The change is in the list (so it is on the bus) before the stream opens.
+    await expect
+      .poll(async () => {
+        const body = (await (await request.get(`/api/v1/leases?source=${OBSERVED.etcdSource}`)).json()) as { leases: Lease[] };
+        return body.leases.find((l) => l.id === `${OBSERVED.etcdSource}/${key}`)?.holder;
+      }, { timeout: 5_000 })
+      .toBe(lease.holder);
+    const url = `${baseURL}/api/v1/stream?source=${OBSERVED.etcdSource}&after=${position}`;
+    const text = await readStream(url, (t) => t.includes('"type":"acquired"'));
+    const hello = /event: hello\ndata: (.*)\n/.exec(text);
+    expect(JSON.parse(hello![1]!)).toEqual({ position, gap: false });
+    expect(text.indexOf('event: hello')).toBeLessThan(text.indexOf(`"holder":"${lease.holder}"`));
+    expect(text).toContain('"type":"acquired"');
+    // Every message carries its position, after the one asked for and increasing.
+    const seqs = [...text.matchAll(/^id: [0-9a-f]{8}\.(\d+)$/gm)].map((m) => Number(m[1]));
+    expect(seqs[0]).toBe(Number(position.split('.')[1]));
+    for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBeGreaterThan(seqs[i - 1]!);
+    expect(new Set(seqs).size).toBe(seqs.length);
+  } finally {
+    await client.release(lease);
+    await client.close();
+  }
+  // A position this server never gave: it says there is a gap rather than pretending.
+  const foreign = await readStream(`${baseURL}/api/v1/stream?after=${encodeURIComponent('0bad0bad.1')}`, (t) => t.includes('event: hello'));
+  expect(JSON.parse(/event: hello\ndata: (.*)\n/.exec(foreign)![1]!)).toMatchObject({ gap: true });
+  const fresh = await readStream(`${baseURL}/api/v1/stream`, (t) => t.includes('event: hello'));
+  expect(JSON.parse(/event: hello\ndata: (.*)\n/.exec(fresh)![1]!)).toMatchObject({ gap: false });
+});
+
 test('the CLI reads leases and one lease over HTTP', async ({ baseURL }) => {
   const client = createLeaseClient({ backend: 'redis', urls: [services.redisUrl] });
   const key = `${OBSERVED.redisPrefix}cli`;

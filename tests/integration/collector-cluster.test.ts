@@ -158,7 +158,7 @@ describe('a collector in another process', () => {
     const configFile = path.join(scratch, 'relay.json');
     writeFileSync(configFile, JSON.stringify({ sources: [{ name: 'relayed', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`] }], pollMs: 200 }));
     const messages: BusMessage[] = [];
-    const unsubscribe = subscribe((message) => messages.push(message));
+    const { unsubscribe } = subscribe((message) => messages.push(message));
     ensureRelay(store);
     const child = spawn(process.execPath, ['--import', 'tsx', 'bin/leasehold.ts', 'collect'], {
       cwd: ROOT,

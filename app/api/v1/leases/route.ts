@@ -7,7 +7,11 @@ import { leaseListJson } from '@/lib/queries/lease-cache';
 
 export const dynamic = 'force-dynamic';
 
-/** GET /api/v1/leases?source=&state=&q=&limit= : current leases, and the sources' status. */
+/**
+ * GET /api/v1/leases?source=&state=&q=&limit= : current leases, and the sources' status.
+ * `position` is the live stream's position the list is current to: GET /api/v1/stream?after=
+ * with it sends exactly the changes since.
+ */
 export async function GET(request: Request) {
   const started = performance.now();
   try {
@@ -19,7 +23,7 @@ export async function GET(request: Request) {
     const sources = await listSources(store, getConfig(), list.counts);
     const sourcesMs = performance.now() - started - listMs;
     // The list arrives as UTF-8 JSON (lib/queries/lease-cache.ts): assembled, not re-serialized.
-    const body = Buffer.concat([Buffer.from('{"leases":'), list.json, Buffer.from(`,"total":${list.total},"truncated":${list.truncated},"sources":${JSON.stringify(sources)}}`)]);
+    const body = Buffer.concat([Buffer.from('{"leases":'), list.json, Buffer.from(`,"total":${list.total},"truncated":${list.truncated},"position":"${list.position}","sources":${JSON.stringify(sources)}}`)]);
     return new Response(body, {
       headers: {
         'Content-Type': 'application/json',
