@@ -25,7 +25,7 @@ export function ThemeToggle() {
   return (
     <button
       type="button"
-      className="button subtle"
+      className="button subtle theme-toggle"
       aria-label={`Switch to the ${next} theme`}
       onClick={() => {
         document.documentElement.dataset.theme = next;

@@ -4,7 +4,7 @@
 // cannot be read. The list is fetched once and kept current by the live stream.
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useDeferredValue, useMemo, useSyncExternalStore } from 'react';
+import { useDeferredValue, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
 import { countLeases, type LeaseHealth } from '@/lib/domain/health';
 import { leaseIdPath } from '@/lib/domain/lease-id';
 import { overviewRows, parseOverviewFilter, SORTS, STATE_FILTERS, type OverviewRow, type Sort, type StateFilter } from '@/lib/domain/overview';
@@ -63,14 +63,35 @@ export function Overview() {
   return <LiveOverview />;
 }
 
+/**
+ * The search box keeps what is typed in its own state and writes it to the URL as it goes.
+ * Bound to the URL directly, fast typing lost letters: the URL reaches the page a render later
+ * ("console-keyboard" typed, "onslkeyord" shown), found by the keyboard test.
+ */
+function SearchBox({ onChange }: { onChange: (text: string) => void }) {
+  const [draft, setDraft] = useState(() => new URLSearchParams(window.location.search).get('q') ?? '');
+  return (
+    <input
+      type="search"
+      value={draft}
+      placeholder="key or holder"
+      onChange={(event) => {
+        setDraft(event.target.value);
+        onChange(event.target.value);
+      }}
+    />
+  );
+}
+
 function OverviewFrame() {
   return (
     <>
       <section className="counters" aria-label="Counters">
-        {['Held', 'Free', 'Expired', 'Stale', 'Failovers, last hour', 'Sources down'].map((label) => (
+        {['Held', 'Free', 'Expired', 'Stale', 'Failovers, 1 h', 'Sources down'].map((label) => (
           <Counter key={label} label={label} value={null} />
         ))}
       </section>
+      <SourceLine sources={null} />
       <div className="toolbar" style={{ minHeight: 54 }} />
       <div className="vtable-skeleton" aria-busy="true" aria-label="Loading leases" />
     </>
@@ -81,6 +102,13 @@ function LiveOverview() {
   const [params, setParams] = useUrlState();
   const filter = parseOverviewFilter(params);
   const text = useDeferredValue(filter.text);
+  // The search box starts again from the URL when the URL changes under it (back, forward, clear).
+  const [searchGeneration, setSearchGeneration] = useState(0);
+  useEffect(() => {
+    const onPop = () => setSearchGeneration((g) => g + 1);
+    window.addEventListener('popstate', onPop);
+    return () => window.removeEventListener('popstate', onPop);
+  }, []);
   const leases = useQuery({ queryKey: ['leases'], queryFn: ({ signal }) => loadLeases(signal) });
   const failovers = useQuery({
     queryKey: ['failovers', 'last-hour-count'],
@@ -110,24 +138,16 @@ function LiveOverview() {
         <Counter label="Free" value={data ? counters.free : null} />
         <Counter label="Expired" value={data ? counters.expired : null} tone={counters.expired ? 'bad' : undefined} />
         <Counter label="Stale" value={data ? counters.stale : null} tone={counters.stale ? 'warn' : undefined} />
-        <Counter label="Failovers, last hour" value={failovers.data ? failoverCount : null} href="/failovers" />
+        <Counter label="Failovers, 1 h" testId="failovers-last-hour" title="Changes of holder in the last hour" value={failovers.data ? failoverCount : null} href="/failovers" />
         <Counter label="Sources down" value={data ? sourcesDown : null} tone={sourcesDown ? 'bad' : undefined} href="/sources" />
       </section>
 
-      {data?.sources
-        .filter((source) => source.status === 'down')
-        .map((source) => (
-          <p key={source.name} className="down-banner" role="alert" data-testid="source-down-banner">
-            <strong>{source.name} cannot be read:</strong> {source.lastError ?? 'no answer'}. Last good read{' '}
-            {source.lastGoodReadAt ? <When iso={source.lastGoodReadAt} /> : 'never'}; its leases are marked stale and nothing about them is guessed.{' '}
-            <Link prefetch={false} href="/sources">Sources</Link>
-          </p>
-        ))}
+      <SourceLine sources={data?.sources ?? null} />
 
       <div className="toolbar" role="search">
         <label className="control">
           <span>Search leases and holders</span>
-          <input type="search" value={filter.text} placeholder="key or holder" onChange={(event) => setParams({ q: event.target.value })} />
+          <SearchBox key={searchGeneration} onChange={(q) => setParams({ q })} />
         </label>
         <label className="control">
           <span>Source</span>
@@ -190,7 +210,14 @@ function LiveOverview() {
       ) : rows.length === 0 ? (
         <EmptyState title="No lease matches these filters">
           <p>
-            <button type="button" className="button" onClick={() => setParams({ q: null, source: null, state: null })}>
+            <button
+              type="button"
+              className="button"
+              onClick={() => {
+                setParams({ q: null, source: null, state: null });
+                setSearchGeneration((g) => g + 1);
+              }}
+            >
               Clear the filters
             </button>
           </p>
@@ -201,11 +228,19 @@ function LiveOverview() {
           rows={rows}
           rowCount={shown}
           rowHeight={ROW_HEIGHT}
-          height="calc(100vh - 250px)"
+          height="calc(100vh - 380px)"
           header={
             <div role="row" className="lease-row lease-head">
-              {['Lease', 'State', 'Holder', 'Token', 'Remaining', 'Last margin', 'Changes 1h'].map((name) => (
-                <span role="columnheader" key={name}>
+              {[
+                ['Lease', 'Key, and what kind of lease'],
+                ['State', 'Held, free, expired or unknown, and what is wrong'],
+                ['Holder', 'Who holds it (or held it last), and how many wait'],
+                ['Token', 'The fencing token of the current grant'],
+                ['Remaining', 'Time left before it expires, against its TTL'],
+                ['Margin', "The last renewal's margin: time that was left, as % of the TTL"],
+                ['Changes 1h', 'Changes of hands in the last hour'],
+              ].map(([name, title]) => (
+                <span role="columnheader" key={name} title={title}>
                   {name}
                 </span>
               ))}
@@ -218,7 +253,58 @@ function LiveOverview() {
   );
 }
 
-function Counter({ label, value, tone, href }: { label: string; value: number | string | null; tone?: 'ok' | 'warn' | 'bad'; href?: string }) {
+/** What the sources say, in one box of fixed height: reading, all read, or which cannot be read and why. */
+function SourceLine({ sources }: { sources: LeaseListResponse['sources'] | null }) {
+  const down = (sources ?? []).filter((source) => source.status === 'down');
+  if (!sources) {
+    return (
+      <p className="source-line" data-testid="source-line">
+        <span className="muted">Reading the sources…</span>
+      </p>
+    );
+  }
+  if (down.length === 0) {
+    const newest = sources.reduce<string | null>((max, s) => (s.lastGoodReadAt && (!max || s.lastGoodReadAt > max) ? s.lastGoodReadAt : max), null);
+    return (
+      <p className={`source-line${sources.length ? ' ok' : ''}`} data-testid="source-line">
+        <span>
+          {sources.length === 0 ? (
+            <span className="muted">No sources configured.</span>
+          ) : (
+            <>
+              {sources.length === 1 ? 'The source is' : `All ${sources.length} sources are`} being read
+              {newest ? (
+                <>
+                  ; last read <When iso={newest} />
+                </>
+              ) : null}
+              .
+            </>
+          )}
+        </span>
+      </p>
+    );
+  }
+  const [first] = down;
+  return (
+    <p className="source-line down" role="alert" data-testid="source-down-banner" title={down.map((s) => `${s.name}: ${s.lastError ?? 'no answer'}`).join('\n')}>
+      {down.length === 1 ? (
+        <span>
+          <strong>{first!.name} cannot be read:</strong> {first!.lastError ?? 'no answer'}. Last good read{' '}
+          {first!.lastGoodReadAt ? <When iso={first!.lastGoodReadAt} /> : 'never'}; its leases are marked stale and nothing about them is guessed.{' '}
+          <Link prefetch={false} href="/sources">Sources</Link>
+        </span>
+      ) : (
+        <span>
+          <strong>{down.length} sources cannot be read:</strong> {down.map((s) => s.name).join(', ')}. Their leases are marked stale and nothing about them is guessed; why, on{' '}
+          <Link prefetch={false} href="/sources">Sources</Link>.
+        </span>
+      )}
+    </p>
+  );
+}
+
+function Counter({ label, testId, title, value, tone, href }: { label: string; testId?: string; title?: string; value: number | string | null; tone?: 'ok' | 'warn' | 'bad'; href?: string }) {
   const body = (
     <>
       <span className="value">{value === null ? '…' : typeof value === 'number' ? value.toLocaleString('en') : value}</span>
@@ -226,7 +312,7 @@ function Counter({ label, value, tone, href }: { label: string; value: number | 
     </>
   );
   return (
-    <div className={`counter${tone ? ` ${tone}` : ''}`} data-testid={`counter-${label.toLowerCase().replace(/[^a-z]+/g, '-')}`}>
+    <div className={`counter${tone ? ` ${tone}` : ''}`} title={title} data-testid={`counter-${testId ?? label.toLowerCase().replace(/[^a-z]+/g, '-')}`}>
       {href ? (
         <Link prefetch={false} href={href} className="counter-link">
           {body}

@@ -194,6 +194,85 @@ test('a change made after the list was read and before the stream connected stil
   expect(errors).toEqual([]);
 });
 
+test('nothing on the overview moves while it loads and live data arrives', async ({ page }) => {
+  const errors = watchConsole(page);
+  // Chromium's Layout Instability API: every shift of visible content not caused by input,
+  // except rows moving inside the list (a lease joining a sorted list moves the ones below it).
+  await page.addInitScript(() => {
+    const w = window as unknown as { __shifts: { value: number; nodes: string[] }[] };
+    w.__shifts = [];
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries() as unknown as { value: number; hadRecentInput: boolean; sources?: { node?: Node }[] }[]) {
+        const nodes = (entry.sources ?? []).map((s) => s.node as Element | undefined);
+        const inList = nodes.length > 0 && nodes.every((node) => node?.closest?.('.vtable-body [role="row"]'));
+        if (!entry.hadRecentInput && !inList) w.__shifts.push({ value: entry.value, nodes: nodes.map((node) => node?.outerHTML?.slice(0, 120) ?? '?') });
+      }
+    }).observe({ type: 'layout-shift', buffered: true });
+  });
+  const client = createLeaseClient(redisLease);
+  const keys = ['console-still-a', 'console-still-b'].map((k) => `${OBSERVED.redisPrefix}${k}`);
+  const a = (await client.acquire(keys[0]!, { holder: 'steady-a', ttlMs: 60_000 }))!;
+  try {
+    await openLive(page, '/');
+    await expect(row(page, `${OBSERVED.redisSource}/${keys[0]}`)).toBeVisible({ timeout: 10_000 });
+    // Live changes: a new lease joins the list, another changes hands.
+    const b = (await client.acquire(keys[1]!, { holder: 'steady-b', ttlMs: 60_000 }))!;
+    await expect(row(page, `${OBSERVED.redisSource}/${keys[1]}`)).toBeVisible({ timeout: 5_000 });
+    await client.release(a);
+    const a2 = (await client.acquire(keys[0]!, { holder: 'steady-a2', ttlMs: 60_000 }))!;
+    await expect(row(page, `${OBSERVED.redisSource}/${keys[0]}`).getByTestId('lease-holder')).toHaveText(a2.holder, { timeout: 5_000 });
+    await page.waitForTimeout(1_500); // countdowns tick, counters change
+    const shifts = await page.evaluate(() => (window as unknown as { __shifts: { value: number; nodes: string[] }[] }).__shifts);
+    const total = shifts.reduce((sum, s) => sum + s.value, 0);
+    expect(total, JSON.stringify(shifts, null, 1)).toBeLessThan(0.001);
+    await client.release(a2);
+    await client.release(b);
+  } finally {
+    await client.close();
+  }
+  expect(errors).toEqual([]);
+});
+
+test('the overview can be worked with the keyboard alone: search, then open a lease', async ({ page }) => {
+  const errors = watchConsole(page);
+  const client = createLeaseClient(redisLease);
+  const key = `${OBSERVED.redisPrefix}console-keyboard`;
+  const id = `${OBSERVED.redisSource}/${key}`;
+  const lease = (await client.acquire(key, { holder: 'typed-to', ttlMs: 60_000 }))!;
+  const focused = () => page.evaluate(() => {
+    const element = document.activeElement as HTMLElement | null;
+    return { text: element?.textContent ?? '', tag: element?.tagName ?? '', outline: element ? getComputedStyle(element).outlineStyle : '' };
+  });
+  try {
+    await openLive(page, '/');
+    await expect(row(page, id)).toBeVisible({ timeout: 10_000 });
+    // Tab from the top of the page to the search box.
+    let steps = 0;
+    const search = page.getByLabel('Search leases and holders');
+    while (!(await search.evaluate((element) => element === document.activeElement))) {
+      await page.keyboard.press('Tab');
+      expect(++steps, 'Tab never reached the search box').toBeLessThan(40);
+    }
+    expect((await focused()).outline).not.toBe('none'); // the focus is visible
+    await page.keyboard.type('console-keyboard');
+    await expect(page.getByTestId('lease-row')).toHaveCount(1, { timeout: 5_000 });
+    // On through the filters to the lease's link, and open it.
+    steps = 0;
+    while ((await focused()).text !== key) {
+      await page.keyboard.press('Tab');
+      expect(++steps, 'Tab never reached the lease').toBeLessThan(40);
+    }
+    expect((await focused()).tag).toBe('A');
+    await page.keyboard.press('Enter');
+    await expect(page).toHaveURL(new RegExp(`/leases/${encodeURIComponent(id).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    await expect(page.getByTestId('lease-holder')).toContainText(lease.holder, { timeout: 5_000 });
+    await client.release(lease);
+  } finally {
+    await client.close();
+  }
+  expect(errors).toEqual([]);
+});
+
 test('filters and deep links survive a reload', async ({ page }) => {
   const errors = watchConsole(page);
   const client = createLeaseClient(redisLease);
