@@ -2,6 +2,7 @@
 import 'server-only';
 import type { Config } from '../config';
 import { redactUrlPassword } from '../config';
+import { subscribe } from '../collector/bus';
 import type { Store } from '../db';
 
 export type SourceRow = {
@@ -22,9 +23,39 @@ export type SourceRow = {
   configured: boolean;
 };
 
-export async function listSources(store: Store, config: Config, leaseCounts?: ReadonlyMap<string, number>): Promise<SourceRow[]> {
+type SourceRecord = Awaited<ReturnType<Store['prisma']['source']['findMany']>>[number];
+const sourceRows = new WeakMap<Store, { at: number; rows: Promise<SourceRecord[]> }>();
+let sourcesChanged = false;
+
+function readSourceRows(store: Store, maxAgeMs: number): Promise<SourceRecord[]> {
+  ensureSourceWatch();
+  const cached = sourceRows.get(store);
+  if (cached && !sourcesChanged && Date.now() - cached.at <= maxAgeMs) return cached.rows;
+  sourcesChanged = false;
+  const rows = store.prisma.source.findMany({ orderBy: { name: 'asc' } });
+  sourceRows.set(store, { at: Date.now(), rows });
+  rows.catch(() => sourceRows.delete(store));
+  return rows;
+}
+
+let watching = false;
+function ensureSourceWatch() {
+  if (watching) return;
+  watching = true;
+  // A source going down or coming back is read at once, whatever the cache's age.
+  subscribe((message) => {
+    if (message.type === 'source') sourcesChanged = true;
+  });
+}
+
+/**
+ * The configured sources with their status. `maxAgeMs`: the source rows may be that old (the
+ * lease list, asked for by every page load, reads them at most once a second; a change of
+ * status is read at once).
+ */
+export async function listSources(store: Store, config: Config, leaseCounts?: ReadonlyMap<string, number>, maxAgeMs = 0): Promise<SourceRow[]> {
   const [rows, leaseCount] = await Promise.all([
-    store.prisma.source.findMany({ orderBy: { name: 'asc' } }),
+    readSourceRows(store, maxAgeMs),
     leaseCounts ??
       store.prisma.lease
         .groupBy({ by: ['sourceName'], _count: { _all: true } })

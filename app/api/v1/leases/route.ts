@@ -19,8 +19,9 @@ export async function GET(request: Request) {
     const store = await getStore();
     const list = await leaseListJson(store, filter);
     const listMs = performance.now() - started;
-    // Lease counts per source from the same list, not a COUNT over the table.
-    const sources = await listSources(store, getConfig(), list.counts);
+    // Lease counts per source from the same list, not a COUNT over the table; the source rows
+    // at most a second old (their last good read moves on with every poll).
+    const sources = await listSources(store, getConfig(), list.counts, 1_000);
     const sourcesMs = performance.now() - started - listMs;
     // The list arrives as UTF-8 JSON (lib/queries/lease-cache.ts): assembled, not re-serialized.
     const body = Buffer.concat([Buffer.from('{"leases":'), list.json, Buffer.from(`,"total":${list.total},"truncated":${list.truncated},"position":"${list.position}","sources":${JSON.stringify(sources)}}`)]);
