@@ -18,6 +18,7 @@ function testServicesChromium(): string | undefined {
 export const EMBEDDED_URL = 'http://127.0.0.1:3101';
 export const POSTGRES_URL = 'http://127.0.0.1:3102';
 export const OBSERVING_URL = 'http://127.0.0.1:3104';
+export const DEMO_URL = 'http://127.0.0.1:3105';
 
 export default defineConfig({
   testDir: 'tests/e2e',
@@ -39,9 +40,12 @@ export default defineConfig({
     },
   },
   projects: [
-    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live)\.spec\.ts/ },
+    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live|demo)\.spec\.ts/ },
     { name: 'postgres', use: { baseURL: POSTGRES_URL }, testMatch: /health\.spec\.ts/ },
     { name: 'observing', use: { baseURL: OBSERVING_URL }, testMatch: /(observe|console-live)\.spec\.ts/ },
+    // The demo's server is started by its spec (tests/e2e/demo.spec.ts), from an empty data
+    // directory, so that its clock starts at the test's and its fleet loads nothing else.
+    { name: 'demo', use: { baseURL: DEMO_URL }, testMatch: /demo\.spec\.ts/ },
   ],
   // Each server starts on a store of its own, fresh for this run: a new PGlite directory,
   // a new PostgreSQL database. `npm test` builds first; the servers run `npm start`'s script.

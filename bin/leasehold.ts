@@ -74,11 +74,12 @@ async function main(argv: string[]): Promise<number> {
       const { apiCommand } = await import('./commands/api');
       return apiCommand(command, positionals.slice(1), { ...values, json });
     }
+    // The demo's fleet runs only inside the server: a collector or a snapshot on its own has no demo.
     case 'collect':
-      return (await import('./commands/collect')).collectCommand(loadConfig());
+      return (await import('./commands/collect')).collectCommand(loadConfig({ env: { ...process.env, LEASEHOLD_DEMO: 'off' } }));
     case 'snapshot':
       if (values.config) process.env.LEASEHOLD_CONFIG = values.config;
-      return (await import('./commands/snapshot')).snapshotCommand(loadConfig(), json);
+      return (await import('./commands/snapshot')).snapshotCommand(loadConfig({ env: { ...process.env, LEASEHOLD_DEMO: 'off' } }), json);
     case 'config':
       if (sub === 'check') return configCheckCommand(json);
       throw new UsageError(`unknown config subcommand "${sub ?? ''}" (expected check)`);

@@ -32,6 +32,12 @@ export async function boot(): Promise<void> {
     console.log(
       `[leasehold] store ready in ${Date.now() - startedAt} ms: ${status.applied.length} of ${status.known.length} migrations applied`,
     );
+    // The demo fleet first: its tables exist before the collector's first read of them.
+    if (config.demo && store.pglite) {
+      const { startDemo } = await import('./demo');
+      await startDemo(store, { faults: process.env.LEASEHOLD_DEMO_FAULTS !== 'off', users: demoUsers() });
+      console.log('[leasehold] demo: the weekly-digest fleet runs in this process (no sources configured; LEASEHOLD_DEMO=off to turn it off)');
+    }
     // The collector runs inside the server unless it is deployed on its own (`leasehold collect`).
     if (process.env.LEASEHOLD_COLLECTOR !== 'off') startProcessCollector(store, config);
   } catch (error) {
@@ -41,6 +47,14 @@ export async function boot(): Promise<void> {
     if (error instanceof StoreLockedError || error instanceof MigrationError) fatal(error.message);
     console.error(`[leasehold] store not available yet: ${toPublicError(error).message}`);
   }
+}
+
+function demoUsers(): number | undefined {
+  const raw = process.env.LEASEHOLD_DEMO_USERS;
+  if (!raw) return undefined;
+  const users = Number(raw);
+  if (!Number.isInteger(users) || users < 1 || users > 100_000) fatal(`LEASEHOLD_DEMO_USERS: expected a whole number from 1 to 100000, found "${raw}"`);
+  return users;
 }
 
 function fatal(message: string): never {
@@ -56,6 +70,7 @@ function installShutdown() {
     console.log(`[leasehold] ${signal}: closing the store`);
     const timer = setTimeout(() => process.exit(1), 10_000);
     stopProcessCollector()
+      .then(async () => (await import('./demo')).stopDemo())
       .then(closeStore)
       .catch((error: unknown) => console.error(`[leasehold] closing the store failed: ${String(error)}`))
       .finally(() => {

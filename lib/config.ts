@@ -150,6 +150,11 @@ export type StoreConfig =
 export type Config = FileConfig & {
   /** Where the file came from, or null when none exists and defaults apply. */
   file: string | null;
+  /**
+   * The embedded demo (lib/demo): on the embedded store with no sources configured, unless
+   * LEASEHOLD_DEMO=off. Its one source, `demo`, is then the config's only source.
+   */
+  demo: boolean;
   store: StoreConfig;
   host: string;
   port: number;
@@ -225,8 +230,11 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     throw new ConfigError(origin, problems);
   }
   const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR } = envResult.data;
+  const demo = !DATABASE_URL && fileConfig.sources.length === 0 && env.LEASEHOLD_DEMO !== 'off';
   return {
     ...fileConfig,
+    sources: demo ? [DEMO_SOURCE] : fileConfig.sources,
+    demo,
     file: fileExists ? file : null,
     store: DATABASE_URL
       ? { kind: 'postgres', url: DATABASE_URL }
@@ -448,6 +456,16 @@ export function describeValue(value: unknown, at: PathKey[] = []): string {
 }
 
 /** postgres://user:secret@host/db -> postgres://user:***@host/db */
+/** The embedded demo's source: its fleet's lease table, in the embedded store's own database. */
+export const DEMO_SOURCE: PostgresSourceConfig = {
+  name: 'demo',
+  backend: 'postgres',
+  url: 'pglite://embedded/demo',
+  tables: [{ table: 'pixly.leases', format: 'leasehold' }],
+  advisoryLocks: false,
+  pollMs: 1_000,
+};
+
 export function redactUrlPassword(text: string): string {
   return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^@\s/]*@/gi, '$1***@');
 }

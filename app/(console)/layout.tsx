@@ -1,5 +1,6 @@
 import { Suspense, type ReactNode } from 'react';
 import { ConsoleNav } from '@/components/console-nav';
+import { DemoCard } from '@/components/demo/demo-card';
 import { LiveStatus } from '@/components/live-status';
 import { Providers } from '@/components/live/live-stream';
 import { ThemeToggle } from '@/components/theme-toggle';
@@ -19,6 +20,7 @@ export default function ConsoleLayout({ children }: { children: ReactNode }) {
             <ConsoleNav />
           </Suspense>
           <div className="sidebar-foot">
+            <DemoCard />
             <LiveStatus />
             <ThemeToggle />
           </div>

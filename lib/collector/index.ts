@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { Config } from '../config';
 import type { Store } from '../db';
 import { createLeaderElector, createLeaseClient, type LeaseClient } from '../lease';
+import { pglitePool } from '../db/pglite-pool';
 import { createSources } from '../sources/registry';
 import type { LeaseSource } from '../sources/types';
 import { metrics } from './metrics';
@@ -39,7 +40,7 @@ export function startCollector(options: CollectorOptions): Collector {
   const id = options.collectorId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const log = options.log ?? ((line: string) => console.log(`[leasehold] collector: ${line}`));
   const ttlMs = options.ownershipTtlMs ?? Number(process.env.LEASEHOLD_COLLECTOR_LEASE_TTL_MS ?? 10_000);
-  const sources = createSources(options.config);
+  const sources = createSources(options.config, options.store.pglite ? pglitePool(options.store.pglite) : null);
   const stop = new AbortController();
   const owned = new Set<string>();
   const ringSize = options.config.retention.renewalSamplesPerLease;

@@ -1,5 +1,6 @@
 // The store: Prisma Client over PostgreSQL (adapter-pg) when DATABASE_URL is set, over
 // an embedded PGlite otherwise. Opening it applies pending migrations first.
+import type { PGlite } from '@electric-sql/pglite';
 import type { StoreConfig } from '../config';
 import { PrismaClient } from '../generated/prisma/client';
 import { openEmbedded, type EmbeddedDatabase } from './embedded';
@@ -25,6 +26,8 @@ export type Store = {
   transaction<T>(work: (sql: SqlSession) => Promise<T>): Promise<T>;
   /** The PostgreSQL URL of the store, for processes that share it (collector ownership leases); null when embedded. */
   url: string | null;
+  /** The embedded database itself (the demo keeps its own tables in it); null on PostgreSQL. */
+  pglite: PGlite | null;
   /** Disconnects Prisma, then closes PGlite (so its next open needs no recovery) and releases its lock. */
   close(): Promise<void>;
 };
@@ -76,6 +79,7 @@ async function openPostgresStore(
     prisma,
     migrations,
     url,
+    pglite: null,
     migrationStatus: () => withSql((sql) => migrationStatus(sql, migrations)),
     withSql,
     transaction: (work) => (writer ??= pooledPostgres(url, { applicationName: 'leasehold-writer', max: 10 })).transaction(work),
@@ -103,6 +107,7 @@ async function openPgliteStore(
       prisma,
       migrations,
       url: null,
+      pglite: embedded.pglite,
       migrationStatus: () => migrationStatus(session, migrations),
       withSql: (work) => work(session),
       transaction: (work) => session.transaction(work),

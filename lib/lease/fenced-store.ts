@@ -10,9 +10,13 @@ import pg from 'pg';
 import { quoteTable } from './postgres';
 import { DEFAULT_CALL_TIMEOUT_MS, withDeadline } from './deadline';
 import { BackendUnavailableError } from './errors';
+import type { PgPoolLike } from '../db/pg-like';
 
 export type FencedStoreOptions = {
-  url: string;
+  /** Where the tables are: a connection URL, or a pool of one's own (`pool`). */
+  url?: string;
+  /** A pg.Pool (or look-alike, lib/db/pglite-pool.ts) to use instead of opening one; close() leaves it open. */
+  pool?: PgPoolLike;
   /** Base name of the two tables: <table> (highest token per resource) and <table>_log (accepted writes). */
   table?: string;
   /**
@@ -42,7 +46,9 @@ export function createFencedStore(options: FencedStoreOptions): FencedStore {
   const logTable = quoteTable(`${base}_log`);
   const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   const checkTokens = options.checkTokens !== false;
-  const pool = new pg.Pool({
+  if (!options.pool && !options.url) throw new Error('a fenced store needs a url or a pool');
+  const own = !options.pool;
+  const pool: PgPoolLike = options.pool ?? new pg.Pool({
     connectionString: options.url,
     max: 4,
     connectionTimeoutMillis: timeoutMs,
@@ -96,13 +102,13 @@ export function createFencedStore(options: FencedStoreOptions): FencedStore {
     },
     highestToken(resource) {
       return run('read', undefined, async () => {
-        const { rows } = await pool.query(`SELECT token::text AS token FROM ${table} WHERE resource = $1`, [resource]);
+        const { rows } = await pool.query<{ token: string }>(`SELECT token::text AS token FROM ${table} WHERE resource = $1`, [resource]);
         return rows[0] ? BigInt(rows[0].token) : null;
       });
     },
     log(resource) {
       return run('read log', undefined, async () => {
-        const { rows } = await pool.query(
+        const { rows } = await pool.query<{ resource: string; seq: number; token: string; value: string; at: Date }>(
           `SELECT resource, seq::int AS seq, token::text AS token, value, at FROM ${logTable} WHERE resource = $1 ORDER BY seq`,
           [resource],
         );
@@ -110,7 +116,7 @@ export function createFencedStore(options: FencedStoreOptions): FencedStore {
       });
     },
     async close() {
-      await pool.end();
+      if (own) await pool.end();
     },
   };
 }

@@ -10,9 +10,13 @@ import pg from 'pg';
 import { BackendUnavailableError, LeaseLostError } from './errors';
 import { DEFAULT_CALL_TIMEOUT_MS, throwIfAborted, withDeadline } from './deadline';
 import type { CallOptions, LeaseBackend, LeaseInfo } from './types';
+import type { PgPoolLike } from '../db/pg-like';
 
 export type PostgresLeaseOptions = {
-  url: string;
+  /** Where the lease table is: a connection URL, or a pool of one's own (`pool`). */
+  url?: string;
+  /** A pg.Pool (or look-alike, lib/db/pglite-pool.ts) to use instead of opening one; close() leaves it open. */
+  pool?: PgPoolLike;
   /** The lease table, optionally schema-qualified ("leases", "app.leases"). Default "leases". */
   table?: string;
   /** Create the table when it does not exist (default true). An existing table is never altered. */
@@ -38,7 +42,9 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 export function createPostgresBackend(options: PostgresLeaseOptions): LeaseBackend {
   const table = quoteTable(options.table ?? 'leases');
   const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  const pool = new pg.Pool({
+  if (!options.pool && !options.url) throw new Error('a postgres lease backend needs a url or a pool');
+  const own = !options.pool;
+  const pool: PgPoolLike = options.pool ?? new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 4,
     connectionTimeoutMillis: timeoutMs,
@@ -170,7 +176,7 @@ export function createPostgresBackend(options: PostgresLeaseOptions): LeaseBacke
     },
 
     async close() {
-      await pool.end();
+      if (own) await pool.end();
     },
   } satisfies LeaseBackend;
 }

@@ -1,5 +1,6 @@
 // Builds the configured sources. The only place that knows every backend's adapter.
-import type { Config, SourceConfig } from '../config';
+import { DEMO_SOURCE, type Config, type SourceConfig } from '../config';
+import type { PgPoolLike } from '../db/pg-like';
 import { createEtcdSource } from './etcd';
 import { createPostgresSource } from './postgres';
 import { createRedisSource } from './redis';
@@ -16,6 +17,14 @@ export function createSource(config: SourceConfig, defaultPollMs: number): Lease
   }
 }
 
-export function createSources(config: Pick<Config, 'sources' | 'pollMs'>): LeaseSource[] {
-  return config.sources.map((source) => createSource(source, config.pollMs));
+/**
+ * `embedded`: the embedded store's database, where the demo's source reads its lease table
+ * (config.demo: the demo fleet runs in this process; lib/demo).
+ */
+export function createSources(config: Pick<Config, 'sources' | 'pollMs'> & { demo?: boolean }, embedded?: PgPoolLike | null): LeaseSource[] {
+  return config.sources.map((source) =>
+    config.demo && source.name === DEMO_SOURCE.name && source.backend === 'postgres'
+      ? createPostgresSource(source, config.pollMs, embedded ?? undefined)
+      : createSource(source, config.pollMs),
+  );
 }

@@ -1,5 +1,6 @@
 // Starts Leasehold for the browser tests the way `npm start` does, on a store of its own:
-//   serve.ts embedded <port>    a fresh PGlite directory, no sources
+//   serve.ts embedded <port>    a fresh PGlite directory, no sources, no demo (LEASEHOLD_DEMO=off)
+//   serve.ts demo <port>        a fresh PGlite directory, no sources: the embedded demo, as `npm start` runs it
 //   serve.ts postgres <port>    a fresh PostgreSQL database on the test server, no sources
 //   serve.ts observing <port>   a fresh PGlite directory, observing the test Redis, etcd and
 //                               PostgreSQL under the e2e prefixes (see OBSERVED below)
@@ -13,14 +14,22 @@ import { ROOT, testServices } from '../support/services';
 import { OBSERVED } from './observed';
 
 const [kind, port] = process.argv.slice(2);
-if ((kind !== 'embedded' && kind !== 'postgres' && kind !== 'observing') || !port) {
-  console.error('usage: serve.ts embedded|postgres|observing <port>');
+if ((kind !== 'embedded' && kind !== 'demo' && kind !== 'postgres' && kind !== 'observing') || !port) {
+  console.error('usage: serve.ts embedded|demo|postgres|observing <port>');
   process.exit(2);
 }
 
-const env: Record<string, string | undefined> = { ...process.env, PORT: port, HOST: '127.0.0.1', LEASEHOLD_CONFIG: undefined };
+const env: Record<string, string | undefined> = {
+  ...process.env,
+  PORT: port,
+  HOST: '127.0.0.1',
+  LEASEHOLD_CONFIG: undefined,
+  LEASEHOLD_DEMO: kind === 'demo' ? undefined : 'off',
+  LEASEHOLD_DEMO_FAULTS: undefined,
+  LEASEHOLD_DEMO_USERS: undefined,
+};
 let cleanup: () => Promise<void> | void;
-if (kind === 'embedded' || kind === 'observing') {
+if (kind === 'embedded' || kind === 'demo' || kind === 'observing') {
   const dir = await freshPgliteDirectory();
   env.LEASEHOLD_DATA_DIR = dir.dataDir;
   env.DATABASE_URL = undefined;

@@ -5,10 +5,11 @@ import type { Page } from '@playwright/test';
 /** Collects console errors and failed page loads; a page that logs an error fails its test. */
 export function watchConsole(page: Page): string[] {
   const errors: string[] = [];
+  // Each with the page it came from: a failure then says where to look.
   page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
+    if (message.type() === 'error') errors.push(`${message.text()} (on ${new URL(page.url()).pathname})`);
   });
-  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('pageerror', (error) => errors.push(`${error.message} (on ${new URL(page.url()).pathname})`));
   return errors;
 }
 

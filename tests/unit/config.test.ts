@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, type Config } from '../../lib/config';
+import { ConfigError, DEMO_SOURCE, loadConfig, type Config } from '../../lib/config';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -41,10 +41,20 @@ describe('valid configurations', () => {
     expect(config.sources.map((s) => s.backend)).toEqual(['postgres', 'redis', 'etcd']);
   });
 
-  it('no file at the default path means no sources and the embedded store', () => {
+  it('no file at the default path means the embedded store and the demo, whose one source is the demo fleet', () => {
     const config = loadConfig({ env: {}, cwd: dir });
-    expect(config).toMatchObject({ sources: [], pollMs: 1000, file: null, host: '127.0.0.1', port: 3000 });
+    expect(config).toMatchObject({ demo: true, sources: [DEMO_SOURCE], pollMs: 1000, file: null, host: '127.0.0.1', port: 3000 });
     expect(config.store).toEqual({ kind: 'pglite', dataDir: path.join(dir, '.leasehold', 'data') });
+  });
+
+  it.each<[string, Record<string, string>, string | null]>([
+    ['LEASEHOLD_DEMO=off', { LEASEHOLD_DEMO: 'off' }, null],
+    ['a PostgreSQL store', { DATABASE_URL: 'postgres://u:p@db:5432/leasehold' }, null],
+    ['sources in the file', {}, JSON.stringify({ sources: [{ name: 'r', backend: 'redis', urls: ['redis://127.0.0.1:6379'] }] })],
+  ])('no demo with %s', (_name, env, file) => {
+    const config = loadConfig({ env: { ...env, ...(file ? { LEASEHOLD_CONFIG: withFile(file) } : {}) }, cwd: dir });
+    expect(config.demo).toBe(false);
+    expect(config.sources.some((s) => s.name === DEMO_SOURCE.name && s.backend === 'postgres' && s.url === DEMO_SOURCE.url)).toBe(false);
   });
 
   it('fills defaults for every backend', () => {

@@ -8,6 +8,7 @@
 //
 // Expiry and remaining time are computed by the database in the same query (now() on one
 // clock), so no client clock is ever compared with the server's.
+import type { PgPoolClientLike, PgPoolLike } from '../../db/pg-like';
 import pg from 'pg';
 import type { PostgresSourceConfig } from '../../config';
 import { redactUrlPassword } from '../../config';
@@ -83,8 +84,9 @@ const toInt32 = (value: number) => BigInt.asIntN(32, BigInt(value)).toString();
 const sessionName = (row: AdvisoryRow) =>
   `pid ${row.pid}${row.application_name ? ` ${displayText(row.application_name, 60)}` : ''}${row.client_addr ? ` @ ${row.client_addr}` : ' (local socket)'}`;
 
-export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs: number): LeaseSource {
-  const pool = new pg.Pool({
+/** `pool`: read through this pool (the embedded demo's PGlite, lib/db/pglite-pool.ts) instead of config.url; close() leaves it open. */
+export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs: number, given?: PgPoolLike): LeaseSource {
+  const pool: PgPoolLike = given ?? new pg.Pool({
     connectionString: config.url,
     max: 1,
     connectionTimeoutMillis: READ_TIMEOUT_MS,
@@ -105,7 +107,7 @@ export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs
   // have, and which timestamps carry no time zone.
   const layouts = new Map<string, Set<string>>();
 
-  async function layoutOf(client: pg.PoolClient, table: string, format: 'leasehold' | 'shedlock'): Promise<Set<string>> {
+  async function layoutOf(client: PgPoolClientLike, table: string, format: 'leasehold' | 'shedlock'): Promise<Set<string>> {
     const known = layouts.get(table);
     if (known) return known;
     const [schema, name] = table.includes('.') ? table.split('.') : [null, table];
@@ -130,7 +132,7 @@ export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs
     return withoutZone;
   }
 
-  async function readTable(client: pg.PoolClient, table: string, format: 'leasehold' | 'shedlock'): Promise<Observation[]> {
+  async function readTable(client: PgPoolClientLike, table: string, format: 'leasehold' | 'shedlock'): Promise<Observation[]> {
     let rows: TableRow[];
     try {
       rows = (await client.query<TableRow>(tableQuery(table, format, await layoutOf(client, table, format)))).rows;
@@ -161,7 +163,7 @@ export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs
     });
   }
 
-  async function readAdvisory(client: pg.PoolClient): Promise<Observation[]> {
+  async function readAdvisory(client: PgPoolClientLike): Promise<Observation[]> {
     let rows: AdvisoryRow[];
     try {
       rows = (await client.query<AdvisoryRow>(ADVISORY_QUERY)).rows;
@@ -200,9 +202,9 @@ export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs
     });
   }
 
-  async function withClient<T>(work: (client: pg.PoolClient) => Promise<T>, signal: AbortSignal): Promise<T> {
+  async function withClient<T>(work: (client: PgPoolClientLike) => Promise<T>, signal: AbortSignal): Promise<T> {
     if (signal.aborted) throw new SourceUnavailableError(config.name, 'the read was cancelled');
-    let client: pg.PoolClient;
+    let client: PgPoolClientLike;
     try {
       client = await pool.connect();
     } catch (error) {
@@ -235,7 +237,7 @@ export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs
     },
 
     async close() {
-      await pool.end();
+      if (!given) await pool.end();
     },
   };
 }

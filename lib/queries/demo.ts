@@ -1,0 +1,36 @@
+// The embedded demo as the API shows it (app/api/v1/demo).
+import 'server-only';
+import { NotFoundError } from '../api/params';
+import { runningDemo } from '../demo';
+import type { DigestStats } from '../demo/digest';
+import type { FaultRecord } from '../demo/fleet';
+
+export type DemoStatus = {
+  faults: boolean;
+  servers: { name: string; state: 'running' | 'paused' | 'crashed'; leader: boolean }[];
+  recentFaults: FaultRecord[];
+  digest: DigestStats;
+};
+
+function demo() {
+  const running = runningDemo();
+  if (!running) {
+    throw new NotFoundError(
+      'No demo runs on this server: it observes the sources in its config. The demo starts on the embedded store when no sources are configured.',
+    );
+  }
+  return running;
+}
+
+/** The demo's status, or null when this server runs none. */
+export async function demoStatus(): Promise<DemoStatus | null> {
+  const running = runningDemo();
+  if (!running) return null;
+  const fleet = await running.fleet;
+  return { faults: fleet.faults(), servers: fleet.serverStates(), recentFaults: fleet.recentFaults(), digest: await running.stats() };
+}
+
+export async function setDemoFaults(on: boolean): Promise<DemoStatus> {
+  (await demo().fleet).setFaults(on);
+  return (await demoStatus())!;
+}
