@@ -34,9 +34,14 @@ export async function boot(): Promise<void> {
     );
     // The demo fleet first: its tables exist before the collector's first read of them.
     if (config.demo && store.pglite) {
-      const { startDemo } = await import('./demo');
-      await startDemo(store, { faults: process.env.LEASEHOLD_DEMO_FAULTS !== 'off', users: demoUsers() });
-      console.log('[leasehold] demo: the weekly-digest fleet runs in this process (no sources configured; LEASEHOLD_DEMO=off to turn it off)');
+      try {
+        const { startDemo } = await import('./demo');
+        await startDemo(store, { faults: process.env.LEASEHOLD_DEMO_FAULTS !== 'off', users: demoUsers() });
+        console.log('[leasehold] demo: the weekly-digest fleet runs in this process (no sources configured; LEASEHOLD_DEMO=off to turn it off)');
+      } catch (error) {
+        // The console still serves (the demo source shows as down): say why, once.
+        console.error(`[leasehold] demo: could not start: ${toPublicError(error).message}`);
+      }
     }
     // The collector runs inside the server unless it is deployed on its own (`leasehold collect`).
     if (process.env.LEASEHOLD_COLLECTOR !== 'off') startProcessCollector(store, config);

@@ -110,22 +110,27 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   async function schedule(name: string, gate: Gate, leading: AbortSignal, token: bigint) {
     log(`${name} leads the scheduler with token ${token}`);
     while (!leading.aborted && !stopping.signal.aborted) {
-      const week = await currentWeek(db);
-      // A pause here is the classic one: the scheduler has read the state and is about to
-      // write, and does not know it has lost its lease while it was stopped.
-      await gate.pass();
-      const phase = !week.enqueued ? 'enqueue' : week.completed ? 'next' : 'watch';
-      const result = await fenced.write('weekly-digest', token, `week ${week.week}: ${phase}`);
-      if (result === 'rejected') {
-        await count(db, week.week, 'stale_writes_rejected');
-        log(`${name}: its write with token ${token} was rejected by the fenced store (a newer scheduler wrote since)`);
-        return;
-      }
-      if (phase === 'enqueue') await enqueueWeek(db, week.week);
-      else if (phase === 'watch') await completeIfDone(db, week.week);
-      else if (week.completedAt && Date.now() - week.completedAt.getTime() > BETWEEN_WEEKS_MS) {
-        await startWeek(db, week.week + 1);
-        log(`week ${week.week} done; week ${week.week + 1} starts`);
+      try {
+        const week = await currentWeek(db);
+        // A pause here is the classic one: the scheduler has read the state and is about to
+        // write, and does not know it has lost its lease while it was stopped.
+        await gate.pass();
+        const phase = !week.enqueued ? 'enqueue' : week.completed ? 'next' : 'watch';
+        const result = await fenced.write('weekly-digest', token, `week ${week.week}: ${phase}`);
+        if (result === 'rejected') {
+          await count(db, week.week, 'stale_writes_rejected');
+          log(`${name}: its write with token ${token} was rejected by the fenced store (a newer scheduler wrote since)`);
+          return;
+        }
+        if (phase === 'enqueue') await enqueueWeek(db, week.week);
+        else if (phase === 'watch') await completeIfDone(db, week.week);
+        else if (week.completedAt && Date.now() - week.completedAt.getTime() > BETWEEN_WEEKS_MS) {
+          await startWeek(db, week.week + 1);
+          log(`week ${week.week} done; week ${week.week + 1} starts`);
+        }
+      } catch (error) {
+        if (error instanceof ServerCrashed) return;
+        onError(name)(error); // and try again next round, while still leading
       }
       await sleep(1_000, leading);
     }
@@ -153,17 +158,25 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   /** A worker: take a few jobs, send each (about a third of a second), acknowledge. */
   async function work(name: string, gate: Gate, signal: AbortSignal) {
     while (!signal.aborted) {
-      await gate.pass();
-      const jobs = await takeJobs(db, name, JOBS_PER_TAKE, JOB_VISIBILITY_MS);
-      if (jobs.length === 0) {
-        await sleep(1_000, signal);
-        continue;
-      }
-      for (const job of jobs) {
-        await sleep(250 + Math.random() * 150, signal);
-        if (signal.aborted) return;
+      try {
         await gate.pass();
-        await send(db, name, job, !(faultsOn && Math.random() < LOST_ACK_RATE));
+        const jobs = await takeJobs(db, name, JOBS_PER_TAKE, JOB_VISIBILITY_MS);
+        if (jobs.length === 0) {
+          await sleep(1_000, signal);
+          continue;
+        }
+        for (const job of jobs) {
+          await sleep(250 + Math.random() * 150, signal);
+          if (signal.aborted) return;
+          await gate.pass();
+          await send(db, name, job, !(faultsOn && Math.random() < LOST_ACK_RATE));
+        }
+      } catch (error) {
+        // A crash ends the worker; anything else is logged and the worker goes on, as a real
+        // one would (its jobs are taken again by someone after the visibility timeout).
+        if (error instanceof ServerCrashed) return;
+        onError(name)(error);
+        await sleep(1_000, signal);
       }
     }
   }

@@ -8,7 +8,14 @@ const state = globalThis as typeof globalThis & { __leaseholdDemo?: { fleet: Pro
 
 export async function startDemo(store: Store, options: { faults?: boolean; users?: number } = {}): Promise<Fleet> {
   if (!store.pglite) throw new Error('the demo runs on the embedded store only');
-  state.__leaseholdDemo ??= { store, fleet: startFleet({ db: store.pglite, faults: options.faults, users: options.users }) };
+  if (!state.__leaseholdDemo) {
+    const fleet = startFleet({ db: store.pglite, faults: options.faults, users: options.users });
+    state.__leaseholdDemo = { store, fleet };
+    // A demo that failed to start is no demo: the API then says none runs, not an error.
+    fleet.catch(() => {
+      if (state.__leaseholdDemo?.fleet === fleet) state.__leaseholdDemo = undefined;
+    });
+  }
   return state.__leaseholdDemo.fleet;
 }
 
