@@ -109,6 +109,12 @@ export async function startWeek(db: PGlite, week: number) {
     for (const table of ['pixly.digest_jobs', 'pixly.digest_sent', 'pixly.digest_outbox']) {
       await tx.query(`DELETE FROM ${table} WHERE week <= $1`, [week - KEEP_WEEKS]);
     }
+    // The fenced store's log of accepted writes (one a second from the scheduler): the last hour.
+    await tx.exec(`DO $$ BEGIN
+                     IF to_regclass('pixly.digest_fence_log') IS NOT NULL THEN
+                       DELETE FROM pixly.digest_fence_log WHERE at < now() - interval '1 hour';
+                     END IF;
+                   END $$`);
   });
 }
 
