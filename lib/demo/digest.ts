@@ -9,8 +9,9 @@
 //     scheduler that was paused past its lease cannot write over its successor.
 // pixly.digest_outbox is what users receive: a (user, week) in it twice is a duplicate email.
 // The tables live in their own schema, pixly: the application's, not Leasehold's (the store's
-// tables are in public, and its drift check looks there only).
-import type { PGlite } from '@electric-sql/pglite';
+// tables are in public, and its drift check looks there only). The embedded demo keeps them in
+// the store's PGlite, the full-stack demo in a PostgreSQL database of its own (lib/demo/sql.ts).
+import type { DigestSql } from './sql';
 
 /** Weeks kept in the tables (older ones are dropped as a new week starts). */
 const KEEP_WEEKS = 3;
@@ -57,7 +58,7 @@ export const SCHEMA = `
     PRIMARY KEY (week, name));
 `;
 
-export async function setUp(db: PGlite, users: number) {
+export async function setUp(db: DigestSql, users: number) {
   await db.exec(SCHEMA);
   const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pixly.digest_users');
   if (rows[0]!.n < users) {
@@ -68,7 +69,7 @@ export async function setUp(db: PGlite, users: number) {
   }
 }
 
-export async function count(db: PGlite, week: number, name: 'redeliveries_absorbed' | 'stale_writes_rejected') {
+export async function count(db: DigestSql, week: number, name: 'redeliveries_absorbed' | 'stale_writes_rejected') {
   await db.query(
     `INSERT INTO pixly.digest_counters AS c (week, name, value) VALUES ($1, $2, 1) ON CONFLICT (week, name) DO UPDATE SET value = c.value + 1`,
     [week, name],
@@ -76,7 +77,7 @@ export async function count(db: PGlite, week: number, name: 'redeliveries_absorb
 }
 
 /** The week the scheduler works on: the newest one, or week 1. */
-export async function currentWeek(db: PGlite): Promise<{ week: number; enqueued: boolean; completed: boolean; completedAt: Date | null }> {
+export async function currentWeek(db: DigestSql): Promise<{ week: number; enqueued: boolean; completed: boolean; completedAt: Date | null }> {
   const { rows } = await db.query<{ week: number; enqueued_at: Date | null; completed_at: Date | null }>(
     'SELECT week, enqueued_at, completed_at FROM pixly.digest_weeks ORDER BY week DESC LIMIT 1',
   );
@@ -86,7 +87,7 @@ export async function currentWeek(db: PGlite): Promise<{ week: number; enqueued:
 }
 
 /** One job per user for `week` (idempotent), and the week marked enqueued. */
-export async function enqueueWeek(db: PGlite, week: number) {
+export async function enqueueWeek(db: DigestSql, week: number) {
   await db.transaction(async (tx) => {
     await tx.query('INSERT INTO pixly.digest_weeks (week) VALUES ($1) ON CONFLICT DO NOTHING', [week]);
     await tx.query('INSERT INTO pixly.digest_jobs (user_id, week) SELECT id, $1 FROM pixly.digest_users ON CONFLICT DO NOTHING', [week]);
@@ -95,7 +96,7 @@ export async function enqueueWeek(db: PGlite, week: number) {
 }
 
 /** True when every user has this week's digest; marks the week completed then. */
-export async function completeIfDone(db: PGlite, week: number): Promise<boolean> {
+export async function completeIfDone(db: DigestSql, week: number): Promise<boolean> {
   const { rows } = await db.query<{ open: number }>('SELECT count(*)::int AS open FROM pixly.digest_jobs WHERE week = $1 AND NOT done', [week]);
   if (rows[0]!.open > 0) return false;
   await db.query('UPDATE pixly.digest_weeks SET completed_at = now() WHERE week = $1 AND completed_at IS NULL', [week]);
@@ -103,7 +104,7 @@ export async function completeIfDone(db: PGlite, week: number): Promise<boolean>
 }
 
 /** Starts the next week, dropping weeks older than KEEP_WEEKS. */
-export async function startWeek(db: PGlite, week: number) {
+export async function startWeek(db: DigestSql, week: number) {
   await db.transaction(async (tx) => {
     await tx.query('INSERT INTO pixly.digest_weeks (week) VALUES ($1) ON CONFLICT DO NOTHING', [week]);
     for (const table of ['pixly.digest_jobs', 'pixly.digest_sent', 'pixly.digest_outbox']) {
@@ -121,7 +122,7 @@ export async function startWeek(db: PGlite, week: number) {
 export type Job = { userId: number; week: number; deliveries: number };
 
 /** Takes up to `limit` open jobs no one else has (or whose worker has gone quiet for `visibilityMs`). */
-export async function takeJobs(db: PGlite, worker: string, limit: number, visibilityMs: number): Promise<Job[]> {
+export async function takeJobs(db: DigestSql, worker: string, limit: number, visibilityMs: number): Promise<Job[]> {
   const { rows } = await db.query<{ user_id: number; week: number; deliveries: number }>(
     `UPDATE pixly.digest_jobs j SET taken_by = $1, taken_until = now() + $3 * interval '1 millisecond', deliveries = j.deliveries + 1
       WHERE (j.user_id, j.week) IN (
@@ -140,7 +141,7 @@ export async function takeJobs(db: PGlite, worker: string, limit: number, visibi
  * sends nothing: 'absorbed'. `ack` false loses the acknowledgement (the job stays open and
  * the queue delivers it again later), as a real queue sometimes does.
  */
-export async function send(db: PGlite, worker: string, job: Job, ack: boolean): Promise<'sent' | 'absorbed'> {
+export async function send(db: DigestSql, worker: string, job: Job, ack: boolean): Promise<'sent' | 'absorbed'> {
   return db.transaction(async (tx) => {
     const inserted = await tx.query('INSERT INTO pixly.digest_sent (user_id, week, sent_by) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING user_id', [
       job.userId,
@@ -177,7 +178,7 @@ export type DigestStats = {
   duplicatesDelivered: number;
 };
 
-export async function stats(db: PGlite): Promise<DigestStats> {
+export async function stats(db: DigestSql): Promise<DigestStats> {
   const { rows } = await db.query<{
     users: number;
     week: number | null;

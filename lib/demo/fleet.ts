@@ -11,19 +11,13 @@ import { setMaxListeners } from 'node:events';
 import type { PGlite } from '@electric-sql/pglite';
 import { pglitePool } from '../db/pglite-pool';
 import { createBackend } from '../lease/client';
-import { createFencedStore, createLeaderElector, createLeaseClient, LeaseLostError, type FencedStore, type Lease, type LeaseClient } from '../lease';
-import { count, completeIfDone, currentWeek, enqueueWeek, send, setUp, startWeek, takeJobs } from './digest';
-import { Gate, ServerCrashed } from './gate';
+import { createFencedStore, createLeaseClient, type FencedStore, type LeaseClient } from '../lease';
+import { setUp } from './digest';
+import { Gate } from './gate';
+import { runDigestServer, SCHEDULER_KEY, SCHEDULER_TTL_MS, SLOW_SERVER, wait } from './server';
+import { pgliteSql } from './sql';
 
-export const SCHEDULER_KEY = 'weekly-digest-scheduler';
-const SCHEDULER_TTL_MS = 6_000;
-const MEMBER_TTL_MS = 6_000;
-const MEMBER_RENEW_MS = 2_000;
-const SLOW_SERVER = 'server-13';
-const JOBS_PER_TAKE = 4;
-const JOB_VISIBILITY_MS = 8_000;
-const LOST_ACK_RATE = 0.01;
-const BETWEEN_WEEKS_MS = 5_000;
+export { SCHEDULER_KEY };
 
 export type FleetOptions = {
   db: PGlite;
@@ -48,23 +42,12 @@ export type Fleet = {
 
 type Server = { name: string; gate: Gate; stop: AbortController; client: LeaseClient; leader: () => boolean };
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const { db } = options;
   const log = options.log ?? ((line: string) => console.log(`[leasehold] demo: ${line}`));
   const serverCount = options.servers ?? 18;
-  await setUp(db, options.users ?? 3_000);
+  const sql = pgliteSql(db);
+  await setUp(sql, options.users ?? 3_000);
   const pool = pglitePool(db);
   const backend = createBackend({ backend: 'postgres', pool, table: 'pixly.leases', ensureTable: false });
   const fenced: FencedStore = createFencedStore({ pool, table: 'pixly.digest_fence' });
@@ -78,107 +61,15 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     faults.length = Math.min(faults.length, 50);
     log(`${server}: ${detail}`);
   };
-  const onError = (server: string) => (error: unknown) => {
-    if (error instanceof ServerCrashed || stopping.signal.aborted) return;
-    log(`${server}: ${(error as Error)?.message ?? String(error)}`);
-  };
-
   function startServer(name: string): Server {
     const gate = new Gate(name);
     const stop = new AbortController();
     const client = createLeaseClient({ backend: gate.wrap(backend) });
     const signal = AbortSignal.any([stop.signal, stopping.signal]);
-    const elector = createLeaderElector({
-      client,
-      key: SCHEDULER_KEY,
-      holder: name,
-      ttlMs: SCHEDULER_TTL_MS,
-      renewEveryMs: 1_500,
-      renewDeadlineMs: 4_000,
-      onStartedLeading: (leading, token) => schedule(name, gate, leading, token),
-      onError: onError(name),
-    });
-    void elector.run(signal).catch(onError(name));
-    void membership(name, gate, client, signal).catch(onError(name));
-    void work(name, gate, signal).catch(onError(name));
-    const server = { name, gate, stop, client, leader: () => elector.isLeader() };
+    const { leader } = runDigestServer({ name, gate, client, fenced, db: sql, signal, faults: () => faultsOn, log });
+    const server = { name, gate, stop, client, leader };
     servers.set(name, server);
     return server;
-  }
-
-  /** The scheduler: enqueue the week, watch it finish, start the next; every write fenced. */
-  async function schedule(name: string, gate: Gate, leading: AbortSignal, token: bigint) {
-    log(`${name} leads the scheduler with token ${token}`);
-    while (!leading.aborted && !stopping.signal.aborted) {
-      try {
-        const week = await currentWeek(db);
-        // A pause here is the classic one: the scheduler has read the state and is about to
-        // write, and does not know it has lost its lease while it was stopped.
-        await gate.pass();
-        const phase = !week.enqueued ? 'enqueue' : week.completed ? 'next' : 'watch';
-        const result = await fenced.write('weekly-digest', token, `week ${week.week}: ${phase}`);
-        if (result === 'rejected') {
-          await count(db, week.week, 'stale_writes_rejected');
-          log(`${name}: its write with token ${token} was rejected by the fenced store (a newer scheduler wrote since)`);
-          return;
-        }
-        if (phase === 'enqueue') await enqueueWeek(db, week.week);
-        else if (phase === 'watch') await completeIfDone(db, week.week);
-        else if (week.completedAt && Date.now() - week.completedAt.getTime() > BETWEEN_WEEKS_MS) {
-          await startWeek(db, week.week + 1);
-          log(`week ${week.week} done; week ${week.week + 1} starts`);
-        }
-      } catch (error) {
-        if (error instanceof ServerCrashed) return;
-        onError(name)(error); // and try again next round, while still leading
-      }
-      await sleep(1_000, leading);
-    }
-  }
-
-  /** Each server's own lease: renewed every 2 s, later and later on the slow server. */
-  async function membership(name: string, gate: Gate, client: LeaseClient, signal: AbortSignal) {
-    let lease: Lease | null = null;
-    while (!signal.aborted) {
-      try {
-        if (!lease) lease = await client.acquire(`fleet/${name}`, { holder: name, ttlMs: MEMBER_TTL_MS });
-        else lease = await client.renew(lease);
-      } catch (error) {
-        if (error instanceof ServerCrashed) return;
-        if (error instanceof LeaseLostError) lease = null;
-        else onError(name)(error);
-      }
-      // The slow renewer drifts from every 2 s to every 5.6 s over a minute (margins from 4 s to 0.4 s), then starts again.
-      const drift = name === SLOW_SERVER && faultsOn ? ((Date.now() / 60_000) % 1) * 3_600 : 0;
-      await sleep(MEMBER_RENEW_MS + drift, signal);
-    }
-    if (lease && !gate.crashed) await client.release(lease).catch(() => {});
-  }
-
-  /** A worker: take a few jobs, send each (about a third of a second), acknowledge. */
-  async function work(name: string, gate: Gate, signal: AbortSignal) {
-    while (!signal.aborted) {
-      try {
-        await gate.pass();
-        const jobs = await takeJobs(db, name, JOBS_PER_TAKE, JOB_VISIBILITY_MS);
-        if (jobs.length === 0) {
-          await sleep(1_000, signal);
-          continue;
-        }
-        for (const job of jobs) {
-          await sleep(250 + Math.random() * 150, signal);
-          if (signal.aborted) return;
-          await gate.pass();
-          await send(db, name, job, !(faultsOn && Math.random() < LOST_ACK_RATE));
-        }
-      } catch (error) {
-        // A crash ends the worker; anything else is logged and the worker goes on, as a real
-        // one would (its jobs are taken again by someone after the visibility timeout).
-        if (error instanceof ServerCrashed) return;
-        onError(name)(error);
-        await sleep(1_000, signal);
-      }
-    }
   }
 
   // ------------------------------------------------------------------ faults
@@ -208,7 +99,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     let nextPause = Date.now() + 20_000;
     let nextCrash = Date.now() + 35_000;
     while (!stopping.signal.aborted) {
-      await sleep(1_000, stopping.signal);
+      await wait(1_000, stopping.signal);
       if (!faultsOn) continue;
       const now = Date.now();
       if (now >= nextPause) {
@@ -226,7 +117,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   void (async () => {
     for (let i = 1; i <= serverCount && !stopping.signal.aborted; i++) {
       startServer(`server-${String(i).padStart(2, '0')}`);
-      await sleep(150, stopping.signal);
+      await wait(150, stopping.signal);
     }
   })();
   void faultLoop();
@@ -247,7 +138,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     async stop() {
       stopping.abort();
       // Let the servers resign and release (a clean shutdown), briefly.
-      await sleep(300);
+      await wait(300);
       await fenced.close();
       await backend.close();
     },

@@ -3,6 +3,7 @@
 import type { Store } from '../db';
 import { stats, type DigestStats } from './digest';
 import { startFleet, type Fleet } from './fleet';
+import { pgliteSql } from './sql';
 
 const state = globalThis as typeof globalThis & { __leaseholdDemo?: { fleet: Promise<Fleet>; store: Store } };
 
@@ -23,7 +24,7 @@ export async function startDemo(store: Store, options: { faults?: boolean; users
 export function runningDemo(): { fleet: Promise<Fleet>; stats: () => Promise<DigestStats> } | null {
   const demo = state.__leaseholdDemo;
   if (!demo) return null;
-  return { fleet: demo.fleet, stats: () => stats(demo.store.pglite!) };
+  return { fleet: demo.fleet, stats: () => stats(pgliteSql(demo.store.pglite!)) };
 }
 
 export async function stopDemo(): Promise<void> {

@@ -1,0 +1,122 @@
+// One of Pixly's servers in the full-stack demo (scripts/demo.ts), a process of its own on
+// real backends. For each backend it was given, it holds one kind of lease:
+//   postgres  the weekly digest (lib/demo/server.ts: the scheduler elected on pixly.leases,
+//             fenced writes, the workers, a membership lease), and the digest's cleanup job
+//             guarded ShedLock-style (pixly.shedlock: whoever's cron fires first runs it);
+//   redis     the thumbnail sweeper, a leader elected on a Redis lock (SET NX PX, fence counter);
+//   etcd      the report builder, an etcd election (every server a candidate, in a queue).
+// Its faults are real: the demo pauses it with SIGSTOP and kills it with SIGKILL. It tells
+// the demo over IPC which roles it leads, so the demo can pause a leader.
+import pg from 'pg';
+import { createFencedStore, createLeaderElector, createLeaseClient, type LeaseClient } from '../lease';
+import { Gate } from './gate';
+import { runDigestServer, wait } from './server';
+import { tryLock, unlock } from './shedlock';
+import { poolSql } from './sql';
+
+export type StackBackend = 'postgres' | 'redis' | 'etcd';
+export const STACK_BACKENDS: readonly StackBackend[] = ['postgres', 'redis', 'etcd'];
+
+export const REDIS_LOCK_KEY = 'pixly:thumbnail-sweeper';
+export const ETCD_ELECTION = 'pixly/report-builder';
+export const SHEDLOCK_JOB = 'digest-cleanup';
+
+export type StackServerOptions = {
+  name: string;
+  backends: readonly StackBackend[];
+  pgUrl: string;
+  redisUrl: string;
+  etcdEndpoints: string[];
+  faults: boolean;
+  log: (line: string) => void;
+  /** Told when this server starts or stops leading a role. */
+  onLeading: (role: StackBackend, leading: boolean) => void;
+};
+
+export type StackServer = { stop(): Promise<void> };
+
+export function runStackServer(options: StackServerOptions): StackServer {
+  const { name, log } = options;
+  const stopping = new AbortController();
+  const signal = stopping.signal;
+  const closers: (() => Promise<unknown>)[] = [];
+  const onError = (error: unknown) => {
+    if (!signal.aborted) log(`${(error as Error)?.message ?? String(error)}`);
+  };
+
+  /** A leader elected on `key` that holds its role until it loses it or the server stops. */
+  function elect(role: StackBackend, client: LeaseClient, key: string) {
+    const elector = createLeaderElector({
+      client,
+      key,
+      holder: name,
+      ttlMs: 6_000,
+      renewEveryMs: 1_500,
+      renewDeadlineMs: 4_000,
+      onStartedLeading: async (leading, token) => {
+        log(`leads ${key} (${role}) with token ${token}`);
+        options.onLeading(role, true);
+        await wait(2 ** 31 - 1, AbortSignal.any([leading, signal]));
+      },
+      onStoppedLeading: () => options.onLeading(role, false),
+      onError,
+    });
+    void elector.run(signal).catch(onError);
+  }
+
+  if (options.backends.includes('postgres')) {
+    const pool = new pg.Pool({ connectionString: options.pgUrl, max: 4, application_name: `pixly ${name}` });
+    pool.on('error', onError); // a connection the server dropped: the pool opens another
+    const db = poolSql(pool);
+    const client = createLeaseClient({ backend: 'postgres', pool, table: 'pixly.leases', ensureTable: false });
+    const fenced = createFencedStore({ pool, table: 'pixly.digest_fence' });
+    runDigestServer({
+      name,
+      gate: new Gate(name), // never closed: the pauses and crashes here are real signals
+      client,
+      fenced,
+      db,
+      signal,
+      faults: () => options.faults,
+      log,
+      onLeading: (leading) => options.onLeading('postgres', leading),
+    });
+    void cleanupCron(db).catch(onError);
+    closers.push(() => fenced.close(), () => client.close(), () => pool.end());
+  }
+  if (options.backends.includes('redis')) {
+    const client = createLeaseClient({ backend: 'redis', urls: [options.redisUrl] });
+    elect('redis', client, REDIS_LOCK_KEY);
+    closers.push(() => client.close());
+  }
+  if (options.backends.includes('etcd')) {
+    const client = createLeaseClient({ backend: 'etcd', endpoints: options.etcdEndpoints });
+    elect('etcd', client, ETCD_ELECTION);
+    closers.push(() => client.close());
+  }
+
+  /** The digest's cleanup, on every server's cron every 4-6 s; ShedLock lets one run it. */
+  async function cleanupCron(db: ReturnType<typeof poolSql>) {
+    while (!signal.aborted) {
+      await wait(4_000 + Math.random() * 2_000, signal);
+      if (signal.aborted) return;
+      try {
+        if (!(await tryLock(db, SHEDLOCK_JOB, name, 10_000))) continue;
+        // The cleanup itself: the fenced store's log of accepted writes, older than an hour.
+        await db.query("DELETE FROM pixly.digest_fence_log WHERE at < now() - interval '1 hour'").catch(() => {});
+        await wait(1_000 + Math.random() * 1_000, signal);
+        await unlock(db, SHEDLOCK_JOB, name, 3_000);
+      } catch (error) {
+        onError(error);
+      }
+    }
+  }
+
+  return {
+    async stop() {
+      stopping.abort();
+      await wait(300); // the electors resign and release
+      await Promise.allSettled(closers.map((close) => close()));
+    },
+  };
+}
