@@ -65,7 +65,7 @@ function parseOptions(argv: string[]): Options {
         break;
       case '--faults': {
         const v = value();
-        if (v !== 'on' && v !== 'off') fail(`--faults takes on or off; got ${JSON.stringify(v ?? '')}`);
+        if (v !== 'on' && v !== 'off') fail(`--faults takes on or off; got ${JSON.stringify(v ?? '')}\n${USAGE}`);
         options.faults = v === 'on';
         break;
       }

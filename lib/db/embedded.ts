@@ -7,6 +7,7 @@
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import { fillFromTemplate, isDataDirectory } from './pglite-template';
 
 export class StoreLockedError extends Error {
   constructor(readonly dataDir: string, readonly pid: number) {
@@ -83,6 +84,8 @@ export function lockDataDir(dataDir: string): () => void {
   throw new Error(`could not take the lock file ${lockFile}; remove it if no Leasehold process is running`);
 }
 
+export const EMBEDDED_SHARED_BUFFERS = '32MB';
+
 export type EmbeddedDatabase = {
   pglite: PGlite;
   dataDir: string;
@@ -94,11 +97,17 @@ export type EmbeddedDatabase = {
 export async function openEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
   const release = lockDataDir(dataDir);
   try {
+    // A new directory starts as a copy of the template `npm run build` made (lib/db/pglite-template.ts).
+    const fromTemplate = !isDataDirectory(dataDir) && fillFromTemplate(dataDir);
+    if (fromTemplate) console.log(`[leasehold] store: new embedded data directory ${dataDir}, copied from the template`);
     mkdirSync(dataDir, { recursive: true });
     // Imported here, not at the top: `next build` imports modules while collecting page
     // data, and loading PGlite's WASM there is wasted work.
     const { PGlite } = await import('@electric-sql/pglite');
-    const pglite = await PGlite.create(dataDir);
+    // PostgreSQL's default of 128 MB of shared buffers lives in PGlite's WASM heap, in this
+    // process, and fills as the store grows; the embedded store is for small deployments and
+    // the demo, where 32 MB holds the working set (measured: bench/RESULTS.md, the demo).
+    const pglite = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`] });
     let closed: Promise<void> | undefined;
     return {
       pglite,

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { expect, test } from '@playwright/test';
 import { DEMO_URL } from '../../playwright.config';
+import { leaseIdPath } from '../../lib/domain/lease-id';
 import { ROOT } from '../support/services';
 import { screenshot, watchConsole } from './support';
 
@@ -64,6 +65,11 @@ test('the demo: the scheduler lease held within 60 s, a failover after a missed 
   await page.goto('/failovers');
   await expect(page.getByText(failover!.holder!.split(':')[0]!).first()).toBeVisible({ timeout: 10_000 });
   await screenshot(page, 'demo-failovers');
+  // The lease that changed hands, on its own page: the tokens rising, renewals, who held it when.
+  await page.goto(`/leases/${leaseIdPath(failover!.leaseId)}?range=15m`);
+  await expect.poll(async () => Number(await page.getByTestId('token-chart').getAttribute('data-points')), { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+  await expect(page.getByTestId('holder-timeline')).toBeVisible();
+  await screenshot(page, 'demo-lease');
 
   // 3. After a week's run: every user's digest sent, none twice.
   await page.goto('/digest');
