@@ -14,7 +14,7 @@ export function DemoCard() {
     <section className="demo-card" aria-label="Demo" data-testid="demo-banner">
       <strong>This is the demo</strong>
       <p>
-        {status.servers.length} simulated servers run Pixly&rsquo;s weekly digest on the embedded database, with pauses and crashes.{' '}
+        {status.fleetSize} simulated servers run Pixly&rsquo;s weekly digest on the embedded database, with pauses and crashes.{' '}
         <Link prefetch={false} href="/digest">
           Digest
         </Link>{' '}

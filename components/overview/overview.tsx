@@ -363,7 +363,11 @@ function Row({
       data-stale={lease.stale ? 'true' : 'false'}
     >
       <span role="cell" className="mono key" title={lease.id}>
-        <Link prefetch={false} href={href(lease.id)}>{lease.key}</Link>
+        {/* A long key is cut in its path, not its name: "pixly.leases/fl…/server-13", not "pixly.leases/fleet/ser…". */}
+        <Link prefetch={false} href={href(lease.id)}>
+          <span className="key-path">{lease.key.slice(0, lease.key.lastIndexOf('/') + 1)}</span>
+          <span className="key-name">{lease.key.slice(lease.key.lastIndexOf('/') + 1)}</span>
+        </Link>
         <span className="muted kind">{lease.kind}</span>
       </span>
       <span role="cell">

@@ -7,6 +7,8 @@ import type { FaultRecord } from '../demo/fleet';
 
 export type DemoStatus = {
   faults: boolean;
+  /** How many servers the fleet has (some may not have started yet, or be down). */
+  fleetSize: number;
   servers: { name: string; state: 'running' | 'paused' | 'crashed'; leader: boolean }[];
   recentFaults: FaultRecord[];
   digest: DigestStats;
@@ -27,7 +29,7 @@ export async function demoStatus(): Promise<DemoStatus | null> {
   const running = runningDemo();
   if (!running) return null;
   const fleet = await running.fleet;
-  return { faults: fleet.faults(), servers: fleet.serverStates(), recentFaults: fleet.recentFaults(), digest: await running.stats() };
+  return { faults: fleet.faults(), fleetSize: fleet.servers, servers: fleet.serverStates(), recentFaults: fleet.recentFaults(), digest: await running.stats() };
 }
 
 export async function setDemoFaults(on: boolean): Promise<DemoStatus> {
