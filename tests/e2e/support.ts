@@ -8,9 +8,37 @@ import { test, type Page } from '@playwright/test';
 // as an annotation and on stderr, so it stays visible; every other error fails the test.
 const KNOWN_HYDRATION_DEFECT = /Minified React error #418;/;
 
+// To find the defect: every element the server sent is remembered when the document has been
+// parsed; when React reports #418, the page logs (as a warning) the topmost elements that are
+// new, i.e. the part React threw away and rendered again, and what the server had sent there.
+const HYDRATION_PROBE = `(() => {
+  const old = new WeakSet();
+  let serverHtml = '';
+  document.addEventListener('DOMContentLoaded', () => {
+    for (const el of document.querySelectorAll('*')) old.add(el);
+    serverHtml = document.body ? document.body.innerHTML : '';
+  });
+  let reported = false;
+  const probe = (text) => {
+    if (reported || !/#418/.test(String(text))) return;
+    reported = true;
+    setTimeout(() => {
+      const fresh = [];
+      for (const el of document.querySelectorAll('body *')) {
+        if (!old.has(el) && el.parentElement && old.has(el.parentElement)) fresh.push(el.parentElement.tagName.toLowerCase() + '.' + el.parentElement.className + ' > ' + el.outerHTML.slice(0, 400));
+      }
+      console.warn('hydration-probe ' + JSON.stringify({ readyState: document.readyState, sinceStartMs: Math.round(performance.now()), rerendered: fresh.slice(0, 8), serverBody: serverHtml.slice(0, 3000) }));
+    }, 0);
+  };
+  const error = console.error;
+  console.error = function (...args) { probe(args[0] && args[0].message ? args[0].message : args[0]); return error.apply(this, args); };
+  window.addEventListener('error', (event) => probe(event.message));
+})();`;
+
 /** Collects console errors and failed page loads; a page that logs an error fails its test. */
 export function watchConsole(page: Page): string[] {
   const errors: string[] = [];
+  void page.addInitScript({ content: HYDRATION_PROBE });
   // Each with the page it came from: a failure then says where to look.
   const add = (text: string) => {
     const line = `${text} (on ${new URL(page.url()).pathname})`;
@@ -20,6 +48,10 @@ export function watchConsole(page: Page): string[] {
   };
   page.on('console', (message) => {
     if (message.type() === 'error') add(message.text());
+    if (message.type() === 'warning' && message.text().startsWith('hydration-probe ')) {
+      test.info().annotations.push({ type: 'hydration probe', description: message.text() });
+      process.stderr.write(`e2e: ${message.text()}\n`);
+    }
   });
   page.on('pageerror', (error) => add(error.message));
   return errors;
