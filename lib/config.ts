@@ -158,7 +158,11 @@ export type Config = FileConfig & {
   store: StoreConfig;
   host: string;
   port: number;
+  /** The collector's ownership lease on each source (LEASEHOLD_COLLECTOR_LEASE_TTL_MS): how soon a dead collector's sources move. */
+  collectorLeaseTtlMs: number;
 };
+
+export const DEFAULT_COLLECTOR_LEASE_TTL_MS = 10_000;
 
 const envSchema = z.object({
   DATABASE_URL: z.preprocess(blankToUndefined, postgresUrl.optional()),
@@ -179,6 +183,15 @@ const envSchema = z.object({
       .default(DEFAULT_HOST),
   ),
   LEASEHOLD_DATA_DIR: z.preprocess(blankToUndefined, z.string().default(DEFAULT_DATA_DIR)),
+  LEASEHOLD_COLLECTOR_LEASE_TTL_MS: z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number({ error: 'expected a time in milliseconds' })
+      .int({ error: 'expected a whole number of milliseconds' })
+      .min(2_000, { error: 'expected at least 2000 ms (a shorter ownership lease moves sources on every hiccup)' })
+      .max(600_000, { error: 'expected at most 600000 ms (10 minutes)' })
+      .default(DEFAULT_COLLECTOR_LEASE_TTL_MS),
+  ),
 });
 
 function blankToUndefined(value: unknown) {
@@ -229,7 +242,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (problems.length > 0 || !envResult.success || fileConfig === undefined) {
     throw new ConfigError(origin, problems);
   }
-  const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR } = envResult.data;
+  const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR, LEASEHOLD_COLLECTOR_LEASE_TTL_MS } = envResult.data;
   const demo = !DATABASE_URL && fileConfig.sources.length === 0 && env.LEASEHOLD_DEMO !== 'off';
   return {
     ...fileConfig,
@@ -241,6 +254,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       : { kind: 'pglite', dataDir: path.resolve(cwd, LEASEHOLD_DATA_DIR) },
     host: HOST,
     port: PORT,
+    collectorLeaseTtlMs: LEASEHOLD_COLLECTOR_LEASE_TTL_MS,
   };
 }
 

@@ -39,7 +39,7 @@ export type Collector = {
 export function startCollector(options: CollectorOptions): Collector {
   const id = options.collectorId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const log = options.log ?? ((line: string) => console.log(`[leasehold] collector: ${line}`));
-  const ttlMs = options.ownershipTtlMs ?? Number(process.env.LEASEHOLD_COLLECTOR_LEASE_TTL_MS ?? 10_000);
+  const ttlMs = options.ownershipTtlMs ?? options.config.collectorLeaseTtlMs;
   const sources = createSources(options.config, options.store.pglite ? pglitePool(options.store.pglite) : null);
   const stop = new AbortController();
   const owned = new Set<string>();

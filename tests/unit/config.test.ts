@@ -43,7 +43,7 @@ describe('valid configurations', () => {
 
   it('no file at the default path means the embedded store and the demo, whose one source is the demo fleet', () => {
     const config = loadConfig({ env: {}, cwd: dir });
-    expect(config).toMatchObject({ demo: true, sources: [DEMO_SOURCE], pollMs: 1000, file: null, host: '127.0.0.1', port: 3000 });
+    expect(config).toMatchObject({ demo: true, sources: [DEMO_SOURCE], pollMs: 1000, file: null, host: '127.0.0.1', port: 3000, collectorLeaseTtlMs: 10_000 });
     expect(config.store).toEqual({ kind: 'pglite', dataDir: path.join(dir, '.leasehold', 'data') });
   });
 
@@ -163,6 +163,18 @@ const INVALID: { name: string; content: unknown; env?: Record<string, string>; e
       'environment variable PORT: expected a port from 1 to 65535, found "70000"',
       'environment variable DATABASE_URL: expected a postgres:// or postgresql:// URL, found "mysql://root:***@db/x"',
     ],
+  },
+  {
+    name: 'bad environment: the collector lease TTL',
+    content: {},
+    env: { LEASEHOLD_COLLECTOR_LEASE_TTL_MS: 'abc' },
+    expected: ['environment variable LEASEHOLD_COLLECTOR_LEASE_TTL_MS: expected a time in milliseconds, found "abc"'],
+  },
+  {
+    name: 'bad environment: a collector lease TTL too short to be safe',
+    content: {},
+    env: { LEASEHOLD_COLLECTOR_LEASE_TTL_MS: '500' },
+    expected: ['environment variable LEASEHOLD_COLLECTOR_LEASE_TTL_MS: expected at least 2000 ms (a shorter ownership lease moves sources on every hiccup), found "500"'],
   },
   {
     name: 'the top level must be an object',
