@@ -13,7 +13,8 @@ Commands:
   migrate              apply pending store migrations (the server also does this at start)
   migrate status       show which migrations are applied and pending
   migrate check        compare the migrated store with prisma/schema.prisma (drift check)
-  config check         validate leasehold.config.json and the environment
+  config check [--config FILE]
+                       validate the config file and the environment
   leases [--source S] [--state held|free|expired|unknown] [--q TEXT]
                        current leases, from a running server (LEASEHOLD_URL)
   lease <id>           one lease, its queue and recent events
@@ -25,6 +26,8 @@ Commands:
                        read every configured source once and print its leases (no server, no store)
 
 Options:
+  --config FILE        the config file for config check, migrate, collect and snapshot
+                       (default LEASEHOLD_CONFIG, else leasehold.config.json)
   --json               machine-readable output
   -h, --help           show this help
 
@@ -60,6 +63,11 @@ async function main(argv: string[]): Promise<number> {
     return command === undefined && !values.help ? 2 : 0;
   }
   const json = values.json ?? false;
+  // --config names the file for every command that reads one (as LEASEHOLD_CONFIG does).
+  if (values.config !== undefined) {
+    if (values.config.trim() === '') throw new UsageError('--config needs the path of a config file');
+    process.env.LEASEHOLD_CONFIG = values.config;
+  }
   switch (command) {
     case 'migrate':
       if (sub === undefined) return migrateCommand(json);
@@ -78,7 +86,6 @@ async function main(argv: string[]): Promise<number> {
     case 'collect':
       return (await import('./commands/collect')).collectCommand(loadConfig({ env: { ...process.env, LEASEHOLD_DEMO: 'off' } }));
     case 'snapshot':
-      if (values.config) process.env.LEASEHOLD_CONFIG = values.config;
       return (await import('./commands/snapshot')).snapshotCommand(loadConfig({ env: { ...process.env, LEASEHOLD_DEMO: 'off' } }), json);
     case 'config':
       if (sub === 'check') return configCheckCommand(json);

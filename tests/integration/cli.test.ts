@@ -82,6 +82,15 @@ describe('leasehold CLI', () => {
     expect(result.stderr).not.toMatch(STACK_LINE);
   });
 
+  it('config check --config checks the file it names, not the default one', async () => {
+    const file = path.join(scratch, 'named.json');
+    writeFileSync(file, JSON.stringify({ pollMs: 5 }));
+    const result = await cli(['config', 'check', '--config', file], { ...noConfig, LEASEHOLD_CONFIG: path.resolve('leasehold.config.example.json'), PG_PASSWORD: 'x' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('named.json has a problem:');
+    expect(result.stderr).toContain('- pollMs: expected at least 100 ms, found 5');
+  });
+
   it('config check on a good file summarises it', async () => {
     const result = await cli(['config', 'check'], {
       ...noConfig,
