@@ -1,10 +1,10 @@
-// `npm start`: check the config, build when there is no build, then serve.
+// `npm start`: check the config, build when there is no build or the source changed since, then serve.
 // The store is opened and migrated inside the server (instrumentation.ts), so the same
 // steps run however the server is started.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { staleBuild } from '../lib/build-fingerprint';
 import { ConfigError, loadConfig } from '../lib/config';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -21,8 +21,10 @@ try {
   throw error;
 }
 
-if (!existsSync(path.join(root, '.next', 'BUILD_ID'))) {
-  console.log('leasehold: no build found; building first (about 30 s)');
+// A build of older code is not served: after a `git pull` it is made again (lib/build-fingerprint.ts).
+const stale = staleBuild(root);
+if (stale) {
+  console.log(`leasehold: ${stale}; building first (about 30 s)`);
   const started = Date.now();
   const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
   if (build.status !== 0) {

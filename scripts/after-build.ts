@@ -1,10 +1,16 @@
-// Part of `npm run build`: makes the template new embedded data directories are copied from
-// (lib/db/pglite-template.ts), so that the server never runs PGlite's initdb itself.
+// The last step of `npm run build`: records what the build was made from (lib/build-fingerprint.ts,
+// so that `npm start` builds again when the source changes) and makes the template new embedded
+// data directories are copied from (lib/db/pglite-template.ts, so that the server never runs
+// PGlite's initdb itself).
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FINGERPRINT_FILE, sourceFingerprint } from '../lib/build-fingerprint';
 import { makeTemplate } from '../lib/db/pglite-template';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+writeFileSync(path.join(root, FINGERPRINT_FILE), `${sourceFingerprint(root)}\n`);
+
 const started = Date.now();
 try {
   const { path: template, made } = await makeTemplate(root);
