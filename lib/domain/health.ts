@@ -21,6 +21,20 @@ export const MARGIN_PRECISION_MS: Record<string, number> = { etcd: 1_000 };
 /** A lease that changed hands this many times in the last hour is flapping. */
 export const FLAPPING_TRANSITIONS = 4;
 
+/** Event types that change who holds a lease. */
+export const TRANSITION_TYPES = ['acquired', 'released', 'expired', 'taken_over', 'force_expired', 'force_released'] as const;
+
+/**
+ * Whether an event is a change of hands, as "changes in the last hour" and flapping count them:
+ * a transition, except the collector's first sighting of a lease (an `acquired` event with
+ * detail.firstSeen), which is Leasehold starting to look, not the lease moving.
+ */
+export function isChangeOfHands(event: { type: string; detail?: unknown }): boolean {
+  if (!(TRANSITION_TYPES as readonly string[]).includes(event.type)) return false;
+  const detail = event.detail as { firstSeen?: unknown } | null | undefined;
+  return !(detail && typeof detail === 'object' && detail.firstSeen === true);
+}
+
 export type RenewalHealth = 'good' | 'late' | 'none';
 
 export type LeaseHealth = {

@@ -16,12 +16,12 @@ import { position, subscribe } from '../collector/bus';
 import { ensureRelay } from '../collector/relay';
 import type { Store } from '../db';
 import type { LeaseView } from '../domain/types';
-import { TRANSITION_TYPES, type LeaseFilter, toLeaseView } from './leases';
+import { isChangeOfHands, TRANSITION_TYPES } from '../domain/health';
+import { type LeaseFilter, toLeaseView } from './leases';
 
 const REFRESH_MS = 15_000;
 const CHUNK = 256;
 const HOUR_MS = 3_600_000;
-const TRANSITIONS = new Set<string>(TRANSITION_TYPES);
 const COMMA = Buffer.from(',');
 const NULL = Buffer.from('null');
 
@@ -95,11 +95,12 @@ async function read(store: Store, cache: Cache, sinceLoad: Map<string, Entry>) {
   const [rows, sources, events] = await Promise.all([
     store.prisma.lease.findMany(),
     store.prisma.source.findMany({ select: { name: true, lastGoodReadAt: true } }),
-    store.prisma.leaseEvent.findMany({ where: { at: { gte: since }, type: { in: [...TRANSITION_TYPES] } }, select: { leaseId: true, at: true } }),
+    store.prisma.leaseEvent.findMany({ where: { at: { gte: since }, type: { in: [...TRANSITION_TYPES] } }, select: { leaseId: true, at: true, type: true, detail: true } }),
   ]);
   const readAt = new Map(sources.map((s) => [s.name, s.lastGoodReadAt]));
   const transitions = new Map<string, number[]>();
   for (const event of events) {
+    if (!isChangeOfHands(event)) continue;
     let list = transitions.get(event.leaseId);
     if (!list) transitions.set(event.leaseId, (list = []));
     list.push(event.at.getTime());
@@ -239,7 +240,7 @@ function cacheFor(store: Store): Cache {
     if (message.type === 'lease') {
       const previous = created.sinceLoad?.get(message.lease.id) ?? created.entries.get(message.lease.id);
       update(message.lease.id, entryOf({ ...message.lease, recentTransitions: null }, previous?.transitions ?? []));
-    } else if (message.type === 'event' && TRANSITIONS.has(message.event.type)) {
+    } else if (message.type === 'event' && isChangeOfHands(message.event)) {
       const entry = created.sinceLoad?.get(message.event.leaseId) ?? created.entries.get(message.event.leaseId);
       const at = Date.parse(message.event.at);
       if (entry) update(message.event.leaseId, entryOf(entry.view, [...entry.transitions, at]));

@@ -2,6 +2,7 @@
 import type { Store } from '../db';
 import type { Lease, LeaseEvent, Prisma } from '../generated/prisma/client';
 import type { Backend, Candidate, EventType, LeaseEventView, LeaseKind, LeaseState, LeaseView } from '../domain/types';
+import { isChangeOfHands, TRANSITION_TYPES } from '../domain/health';
 
 export type LeaseFilter = { source?: string; state?: LeaseState; q?: string; limit?: number };
 
@@ -34,18 +35,17 @@ export async function listLeases(store: Store, filter: LeaseFilter = {}): Promis
   };
 }
 
-/** Events that changed who holds a lease. */
-export const TRANSITION_TYPES = ['acquired', 'released', 'expired', 'taken_over', 'force_expired', 'force_released'] as const;
 const HOUR_MS = 3_600_000;
 
-/** Per lease, how many times it changed hands in the last hour (leases with none are absent). */
+/** Per lease, how many times it changed hands in the last hour (leases with none are absent; first sightings do not count). */
 async function recentTransitions(store: Store, leaseId?: string): Promise<Map<string, number>> {
-  const rows = await store.prisma.leaseEvent.groupBy({
-    by: ['leaseId'],
+  const events = await store.prisma.leaseEvent.findMany({
     where: { at: { gte: new Date(Date.now() - HOUR_MS) }, type: { in: [...TRANSITION_TYPES] }, ...(leaseId ? { leaseId } : {}) },
-    _count: { _all: true },
+    select: { leaseId: true, type: true, detail: true },
   });
-  return new Map(rows.map((row) => [row.leaseId, row._count._all]));
+  const counts = new Map<string, number>();
+  for (const event of events) if (isChangeOfHands(event)) counts.set(event.leaseId, (counts.get(event.leaseId) ?? 0) + 1);
+  return counts;
 }
 
 export async function getLease(store: Store, id: string): Promise<LeaseView | null> {

@@ -31,6 +31,8 @@ beforeAll(async () => {
          ('r/a', 3, 'renewed', now() - interval '5 minutes', 'Worker-1', 5),
          ('e/x', 1, 'acquired', now() - interval '1 minute', 'leader-1', 99)`,
     );
+    // The collector's first sighting of r/c: not a change of hands.
+    await sql.query(`INSERT INTO "LeaseEvent" ("leaseId", seq, type, at, holder, detail) VALUES ('r/c', 1, 'acquired', now() - interval '2 minutes', 'worker-3', '{"firstSeen": true}')`);
   });
 });
 afterAll(async () => {
@@ -66,8 +68,9 @@ describe('the cached lease list', () => {
     }
   });
 
-  it('counts changes of hands in the last hour only', async () => {
-    const { cached } = await both({});
+  it('counts changes of hands in the last hour only, not first sightings', async () => {
+    const { cached, reference } = await both({});
+    expect(reference.leases.find((l) => l.id === 'r/c')!.recentTransitions).toBe(0);
     expect(cached.leases.find((l) => l.id === 'r/a')!.recentTransitions).toBe(1);
     expect(cached.leases.find((l) => l.id === 'e/x')!.recentTransitions).toBe(1);
     expect(cached.leases.find((l) => l.id === 'r/c')!.recentTransitions).toBe(0);
@@ -79,9 +82,11 @@ describe('the cached lease list', () => {
     publish({ type: 'lease', lease: { ...a, holder: 'worker-9', token: '6', recentTransitions: null } });
     publish({ type: 'event', event: { id: '1000', leaseId: 'r/a', type: 'taken_over', at: new Date().toISOString(), holder: 'worker-9', previousHolder: 'Worker-1', token: '6', previousToken: '5', gapMs: 0, detail: null } });
     publish({ type: 'lease', lease: { ...a, id: 'r/new', key: 'new', holder: 'fresh', recentTransitions: null } });
+    publish({ type: 'event', event: { id: '1001', leaseId: 'r/new', type: 'acquired', at: new Date().toISOString(), holder: 'fresh', previousHolder: null, token: '1', previousToken: null, gapMs: null, detail: { firstSeen: true } } });
     const after = JSON.parse((await leaseListJson(store, { source: 'r' })).json.toString('utf8')) as LeaseView[];
     expect(after.find((l) => l.id === 'r/a')).toMatchObject({ holder: 'worker-9', token: '6', recentTransitions: 2 });
     expect(after.map((l) => l.id)).toEqual(['r/a', 'r/b "quoted", \\ odd', 'r/c', 'r/new']);
+    expect(after.find((l) => l.id === 'r/new')!.recentTransitions).toBe(0);
   });
 
   it('keeps the whole list assembled across many chunks: one change shows, the rest stays, remaining time is current', async () => {
