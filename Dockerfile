@@ -60,5 +60,7 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
 # repeat, so the leftover file could name the new server's own pid and block the start. At
 # container start nothing in this container can hold the store, so the leftover is removed.
 # (The lock cannot protect the volume from another container anyway: never run two
-# containers on one data volume.) SIGTERM (docker stop) closes the store cleanly.
-CMD ["sh", "-c", "rm -f \"$LEASEHOLD_DATA_DIR.lock\" && exec npm start"]
+# containers on one data volume.) SIGTERM (docker stop) closes the store cleanly: it goes to
+# scripts/start.ts (what `npm start` runs), which passes it on to the server; npm itself would
+# exit on it and leave the server running without its signal.
+CMD ["sh", "-c", "rm -f \"$LEASEHOLD_DATA_DIR.lock\" && exec node --import tsx scripts/start.ts"]
