@@ -129,6 +129,7 @@ async function runSize(size: number): Promise<Result> {
     store: { kind: 'postgres', url: storeDb.url },
     host: '127.0.0.1',
     port: 0,
+    collectorLeaseTtlMs: 10_000,
   } as Config;
   const reads: (ReadReport & { at: number })[] = [];
   const collectStarted = performance.now();

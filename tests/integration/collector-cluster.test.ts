@@ -54,6 +54,7 @@ describe('etcd leader killed in a three-member cluster', () => {
       store: { kind: 'postgres', url: db.url },
       host: '127.0.0.1',
       port: 0,
+      collectorLeaseTtlMs: 10_000,
     } as Config;
     collectors.push(startCollector({ store, config, log: () => {} }));
     const holder = fork(path.join(ROOT, 'tests', 'support', 'lease-holder.ts'), [], {

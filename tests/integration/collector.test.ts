@@ -44,6 +44,7 @@ function collect(sources: SourceConfig[], pollMs = 200): Collector {
     store: { kind: 'postgres', url: db.url },
     host: '127.0.0.1',
     port: 0,
+    collectorLeaseTtlMs: 10_000,
   } as Config;
   const collector = startCollector({ store, config, log: () => {} });
   collectors.push(collector);
