@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-const ROOTS = ['app', 'components', 'lib', 'prisma/schema.prisma', 'proxy.ts', 'instrumentation.ts', 'next.config.js', 'package.json', 'package-lock.json', 'tsconfig.json'];
+const ROOTS = ['app', 'components', 'lib', 'prisma/schema.prisma', 'scripts/prisma-generate.mjs', 'proxy.ts', 'instrumentation.ts', 'next.config.js', 'package.json', 'package-lock.json', 'tsconfig.json'];
 const SKIP_DIRS = new Set(['generated', 'node_modules']);
 const TESTS = /\.test\.(ts|tsx|mts)$/;
 

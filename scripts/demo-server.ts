@@ -23,7 +23,8 @@ const server = runStackServer({
   etcdEndpoints: (process.env.LEASEHOLD_DEMO_ETCD_ENDPOINTS ?? '').split(',').filter(Boolean),
   faults: process.env.LEASEHOLD_DEMO_FAULTS !== 'off',
   log: (line) => console.log(`[${name}] ${line}`),
-  onLeading: (role, leading) => process.send?.({ type: 'leading', role, leading }),
+  // Once the demo has gone the channel is closed: sending then would throw.
+  onLeading: (role, leading) => void (process.connected && process.send?.({ type: 'leading', role, leading }, () => {})),
 });
 
 let stopping = false;

@@ -189,20 +189,40 @@ const configFile = path.join(demoDir, 'leasehold.config.json');
 writeFileSync(configFile, `${JSON.stringify({ pollMs: 1000, sources }, null, 2)}\n`);
 
 // ------------------------------------------------------------------ the console
+type Member = { name: string; child: ChildProcess; paused: boolean; killed: boolean };
+const fleet = new Map<string, Member>();
+const leaders = new Map<StackBackend, string>();
+let stopping = false;
+const timers = new Set<NodeJS.Timeout>();
 const consoleUrl = `http://127.0.0.1:${options.port}`;
+// An old console on the port would answer the health check in this one's place.
+if (await fetch(`${consoleUrl}/api/health/live`).then(() => true, () => false)) fail(`port ${options.port} is in use (another Leasehold?); stop it or choose another with --port`);
 say(`starting the console on ${consoleUrl} (store: PostgreSQL database leasehold_demo_store; config: ${path.relative(root, configFile)})`);
 const consoleProcess = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'start.ts')], {
   cwd: root,
   stdio: 'inherit',
   env: { ...process.env, PORT: String(options.port), HOST: '127.0.0.1', DATABASE_URL: storeUrl, LEASEHOLD_CONFIG: configFile, LEASEHOLD_DEMO: 'off' },
 });
+// From here on nothing may outlive the demo: whatever ends it (an error, a signal, a failed
+// start), every child is continued and killed on the way out.
+process.on('exit', () => {
+  for (const member of fleet.values()) {
+    member.child.kill('SIGCONT');
+    member.child.kill('SIGKILL');
+  }
+  if (consoleProcess.exitCode === null && consoleProcess.signalCode === null) consoleProcess.kill('SIGTERM');
+});
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+consoleProcess.on('exit', (code) => {
+  if (!stopping) {
+    say(`the console exited (code ${code}); stopping the fleet`);
+    void stop(1);
+  }
+});
 await waitForHealth(`${consoleUrl}/api/health/live`, consoleProcess, 240_000);
 
 // ------------------------------------------------------------------ the fleet
-type Member = { name: string; child: ChildProcess; paused: boolean; killed: boolean };
-const fleet = new Map<string, Member>();
-const leaders = new Map<StackBackend, string>();
-let stopping = false;
 
 function startServer(name: string) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'demo-server.ts')], {
@@ -240,7 +260,6 @@ for (const name of names) {
 say(`${options.servers} servers run on ${options.backends.join(', ')}; faults ${options.faults ? 'on' : 'off'}. Open ${consoleUrl}. Ctrl-C stops the fleet and the console.`);
 
 // ------------------------------------------------------------------ faults
-const timers = new Set<NodeJS.Timeout>();
 const later = (ms: number, work: () => void) => {
   const timer = setTimeout(() => {
     timers.delete(timer);
@@ -299,7 +318,7 @@ async function stop(code: number) {
     if (member.paused) member.child.kill('SIGCONT');
     member.child.kill('SIGTERM');
   }
-  const grace = setTimeout(() => members.forEach((m) => m.child.kill('SIGKILL')), 5_000);
+  const grace = setTimeout(() => members.forEach((m) => m.child.kill('SIGKILL')), 8_000); // a server takes up to 6 s to resign and release
   await Promise.all(members.map((m) => exited(m.child)));
   clearTimeout(grace);
   consoleProcess.kill('SIGTERM');
@@ -309,12 +328,4 @@ async function stop(code: number) {
   say('stopped; the services keep running (npm run services -- down stops them)');
   process.exit(code);
 }
-process.on('SIGINT', () => void stop(0));
-process.on('SIGTERM', () => void stop(0));
-consoleProcess.on('exit', (code) => {
-  if (!stopping) {
-    say(`the console exited (code ${code}); stopping the fleet`);
-    void stop(1);
-  }
-});
 if (options.seconds !== null) setTimeout(() => void stop(0), options.seconds * 1000);

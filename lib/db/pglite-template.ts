@@ -37,9 +37,19 @@ export const isDataDirectory = (dir: string) => existsSync(path.join(dir, 'PG_VE
 export function fillFromTemplate(dataDir: string, root = process.cwd()): boolean {
   const template = templatePath(root);
   if (!template || !isDataDirectory(template)) return false;
-  if (existsSync(dataDir) && readdirSync(dataDir).length > 0) return false;
-  mkdirSync(dataDir, { recursive: true });
-  cpSync(template, dataDir, { recursive: true });
+  if (existsSync(dataDir)) {
+    if (readdirSync(dataDir).length > 0) return false;
+    // An empty directory that is already there (perhaps a mount point): copied into.
+    cpSync(template, dataDir, { recursive: true });
+    return true;
+  }
+  // Copied beside it and renamed into place: a copy cut short (the process killed) never
+  // looks like a data directory, and is simply made again next time.
+  const scratch = `${dataDir.replace(/[/\\]+$/, '')}.copy-${process.pid}.tmp`;
+  rmSync(scratch, { recursive: true, force: true });
+  mkdirSync(path.dirname(scratch), { recursive: true });
+  cpSync(template, scratch, { recursive: true });
+  renameSync(scratch, dataDir);
   return true;
 }
 

@@ -47,7 +47,8 @@ export type DigestServerOptions = {
   onLeading?: (leading: boolean) => void;
 };
 
-export function runDigestServer(options: DigestServerOptions): { leader: () => boolean } {
+/** `done` settles when the server's loops have ended after `signal` aborted (its leases resigned and released). */
+export function runDigestServer(options: DigestServerOptions): { leader: () => boolean; done: Promise<void> } {
   const { name, gate, client, fenced, db, signal, log } = options;
   const onError = (error: unknown) => {
     if (error instanceof ServerCrashed || signal.aborted) return;
@@ -141,8 +142,6 @@ export function runDigestServer(options: DigestServerOptions): { leader: () => b
     onStoppedLeading: () => options.onLeading?.(false),
     onError,
   });
-  void elector.run(signal).catch(onError);
-  void membership().catch(onError);
-  void work().catch(onError);
-  return { leader: () => elector.isLeader() };
+  const loops = [elector.run(signal), membership(), work()].map((loop) => loop.catch(onError));
+  return { leader: () => elector.isLeader(), done: Promise.all(loops).then(() => undefined) };
 }

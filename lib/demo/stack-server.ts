@@ -40,6 +40,8 @@ export function runStackServer(options: StackServerOptions): StackServer {
   const stopping = new AbortController();
   const signal = stopping.signal;
   const closers: (() => Promise<unknown>)[] = [];
+  /** What runs until the server stops: awaited before the connections close, so that leases are resigned and released first. */
+  const running: Promise<unknown>[] = [];
   const onError = (error: unknown) => {
     if (!signal.aborted) log(`${(error as Error)?.message ?? String(error)}`);
   };
@@ -61,16 +63,17 @@ export function runStackServer(options: StackServerOptions): StackServer {
       onStoppedLeading: () => options.onLeading(role, false),
       onError,
     });
-    void elector.run(signal).catch(onError);
+    running.push(elector.run(signal).catch(onError));
   }
 
   if (options.backends.includes('postgres')) {
-    const pool = new pg.Pool({ connectionString: options.pgUrl, max: 4, application_name: `pixly ${name}` });
+    // Two connections each: 18 servers (up to 50) stay well inside PostgreSQL's default 100.
+    const pool = new pg.Pool({ connectionString: options.pgUrl, max: 2, application_name: `pixly ${name}` });
     pool.on('error', onError); // a connection the server dropped: the pool opens another
     const db = poolSql(pool);
     const client = createLeaseClient({ backend: 'postgres', pool, table: 'pixly.leases', ensureTable: false });
     const fenced = createFencedStore({ pool, table: 'pixly.digest_fence' });
-    runDigestServer({
+    const digest = runDigestServer({
       name,
       gate: new Gate(name), // never closed: the pauses and crashes here are real signals
       client,
@@ -81,7 +84,7 @@ export function runStackServer(options: StackServerOptions): StackServer {
       log,
       onLeading: (leading) => options.onLeading('postgres', leading),
     });
-    void cleanupCron(db).catch(onError);
+    running.push(digest.done, cleanupCron(db).catch(onError));
     closers.push(() => fenced.close(), () => client.close(), () => pool.end());
   }
   if (options.backends.includes('redis')) {
@@ -115,7 +118,9 @@ export function runStackServer(options: StackServerOptions): StackServer {
   return {
     async stop() {
       stopping.abort();
-      await wait(300); // the electors resign and release
+      // The electors resign and the leases are released (a leader's work may take up to its
+      // renew deadline to notice); a server that cannot finish in 6 s is closed anyway.
+      await Promise.race([Promise.allSettled(running), wait(6_000)]);
       await Promise.allSettled(closers.map((close) => close()));
     },
   };

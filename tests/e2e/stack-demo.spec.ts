@@ -32,9 +32,12 @@ test.beforeAll(async () => {
   const log = createWriteStream(path.join(ROOT, 'test-results', 'stack-demo.log'));
   // What `npm run demo -- ...` runs (package.json), without npm in between: npm ends at once on
   // SIGINT, while the demo is still stopping its fleet, and the test wants the demo's own exit.
-  demo = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts', '--backends', 'postgres,redis,etcd', '--port', String(PORT)], {
+  // Its own process group, so that a failed run can take everything down with it; --seconds
+  // as a backstop should even that fail.
+  demo = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts', '--backends', 'postgres,redis,etcd', '--port', String(PORT), '--seconds', '600'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   for (const stream of [demo.stdout!, demo.stderr!]) {
     stream.on('data', (chunk: Buffer) => {
@@ -53,7 +56,8 @@ test.beforeAll(async () => {
 test.afterAll(async () => {
   if (demo && demo.exitCode === null) {
     const exited = new Promise((resolve) => demo.once('exit', resolve));
-    demo.kill('SIGKILL');
+    process.kill(-demo.pid!, 'SIGCONT');
+    process.kill(-demo.pid!, 'SIGKILL');
     await exited;
   }
 });
@@ -97,4 +101,6 @@ test('the full-stack demo: 60 s on PostgreSQL, Redis and etcd at once, leases ch
   expect(await exited).toBe(0);
   expect(output).toMatch(/demo: stopped/);
   expect(demoServers()).toEqual([]);
+  // The console is gone too: nothing answers on its port.
+  expect(await fetch(`${URL_}/api/health/live`).then(() => 'answered', () => 'closed')).toBe('closed');
 });
