@@ -26,12 +26,13 @@ const stale = staleBuild(root);
 if (stale) {
   console.log(`leasehold: ${stale}; building first (about 30 s)`);
   const started = Date.now();
-  const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  // --if-stale: another start that was building at the same time may have made it meanwhile.
+  const build = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'build.ts'), '--if-stale'], { cwd: root, stdio: 'inherit' });
   if (build.status !== 0) {
     console.error(`leasehold: the build failed (exit ${build.status ?? build.signal}); see the output above`);
     process.exit(1);
   }
-  console.log(`leasehold: built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`leasehold: the build is ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 }
 
 console.log(

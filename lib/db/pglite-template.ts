@@ -1,5 +1,5 @@
 // A new embedded data directory starts as a copy of a template, made once by `npm run build`
-// (scripts/after-build.ts), not by PGlite's initdb inside the server.
+// (scripts/build.ts), not by PGlite's initdb inside the server.
 //
 // Why: PGlite initializes a new directory by starting a second PGlite, running initdb.wasm in
 // it and copying the result over as a tarball held in memory. Measured on this machine, that

@@ -1,0 +1,64 @@
+// `npm run build`: the Prisma client, `next build`, then what the server needs beside the
+// build: what it was made from (lib/build-fingerprint.ts, so that `npm start` builds again
+// when the source changes) and the template new embedded data directories are copied from
+// (lib/db/pglite-template.ts, so that the server never runs PGlite's initdb itself).
+//
+// One build at a time per checkout: several `npm start`s at once (the browser tests start
+// three servers) that each find the build stale would otherwise write the same `.next`
+// together. The others wait, and with --if-stale (what `npm start` passes) do not build again
+// what the first one has just built.
+//
+// The fingerprint is taken before building: a file changed while the build runs (a `git pull`
+// meanwhile) leaves the build recorded as made from the older source, so it is made again.
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FINGERPRINT_FILE, sourceFingerprint, staleBuild } from '../lib/build-fingerprint';
+import { makeTemplate } from '../lib/db/pglite-template';
+import { takeDirLock } from '../lib/dir-lock';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ifStale = process.argv.includes('--if-stale');
+
+const releaseLock = await takeDirLock(path.join(root, '.leasehold', 'build.lock'), {
+  onWait: (pid) => console.log(`build: another build is running in this checkout (pid ${pid ?? '?'}); waiting for it`),
+});
+
+function run(step: string, args: string[]) {
+  const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) {
+    console.error(`build: ${step} failed (${result.signal ?? `exit ${result.status}`})`);
+    releaseLock();
+    process.exit(result.status || 1);
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    releaseLock();
+    process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+  });
+}
+
+if (ifStale && !staleBuild(root)) {
+  console.log('build: the build is current (made meanwhile by the other process)');
+  releaseLock();
+  process.exit(0);
+}
+
+const fingerprint = sourceFingerprint(root);
+run('prisma generate', [path.join(root, 'scripts', 'prisma-generate.mjs')]);
+run('next build', [path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build']);
+writeFileSync(path.join(root, FINGERPRINT_FILE), `${fingerprint}\n`);
+
+const started = Date.now();
+try {
+  const { path: template, made } = await makeTemplate(root);
+  console.log(`pglite-template: ${made ? `made ${path.relative(root, template)} in ${Date.now() - started} ms` : `${path.relative(root, template)} is there`}`);
+} catch (error) {
+  // Not fatal: without a template the server initializes a new data directory itself.
+  console.warn(`pglite-template: not made (${(error as Error).message}); new embedded stores will be initialized by PGlite in the server`);
+} finally {
+  releaseLock();
+}

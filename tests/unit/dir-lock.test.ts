@@ -1,0 +1,79 @@
+// The build lock (lib/dir-lock.ts): one holder at a time, the others wait; a dead holder's lock is taken over.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { takeDirLock } from '@/lib/dir-lock';
+
+const dirs: string[] = [];
+const scratch = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'leasehold-lock-'));
+  dirs.push(dir);
+  return path.join(dir, 'sub', 'build.lock');
+};
+afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+describe('takeDirLock', () => {
+  it('lets one holder in at a time; the second gets it when the first releases', async () => {
+    const lock = scratch();
+    const release = await takeDirLock(lock);
+    expect(readFileSync(path.join(lock, 'pid'), 'utf8').trim()).toBe(String(process.pid));
+
+    let waitedFor: number | null | undefined;
+    let second = false;
+    const taking = takeDirLock(lock, { pollMs: 20, onWait: (pid) => (waitedFor = pid) }).then((r) => {
+      second = true;
+      return r;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(second).toBe(false);
+    expect(waitedFor).toBe(process.pid);
+
+    release();
+    const releaseSecond = await taking;
+    expect(second).toBe(true);
+    releaseSecond();
+    expect(existsSync(lock)).toBe(false);
+  });
+
+  it('takes over the lock of a process that has died', async () => {
+    const lock = scratch();
+    // A pid that existed and is gone: a child that has exited.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    mkdirSync(lock, { recursive: true });
+    writeFileSync(path.join(lock, 'pid'), `${dead}\n`);
+    let waited = false;
+    const release = await takeDirLock(lock, { pollMs: 20, onWait: () => (waited = true) });
+    expect(waited).toBe(false);
+    expect(readFileSync(path.join(lock, 'pid'), 'utf8').trim()).toBe(String(process.pid));
+    release();
+  });
+
+  it('waits for a live holder in another process, and does not take over a fresh lock without a pid', async () => {
+    const lock = scratch();
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    try {
+      mkdirSync(lock, { recursive: true });
+      writeFileSync(path.join(lock, 'pid'), `${holder.pid}\n`);
+      let got = false;
+      void takeDirLock(lock, { pollMs: 20 }).then((release) => {
+        got = true;
+        release();
+      });
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(got).toBe(false); // the holder lives
+
+      rmSync(path.join(lock, 'pid')); // as if its maker had not written the pid yet
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(got).toBe(false); // a lock made a moment ago is not taken
+
+      const old = new Date(Date.now() - 60_000);
+      utimesSync(lock, old, old); // ...but one left without a pid for a minute is
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(got).toBe(true);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+});
