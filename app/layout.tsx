@@ -1,6 +1,6 @@
 import type { Metadata } from 'next';
 import type { ReactNode } from 'react';
-import { THEME_SCRIPT } from '@/components/theme-toggle';
+import { THEME_SCRIPT } from '@/components/theme-script';
 import './globals.css';
 
 export const metadata: Metadata = {

@@ -1,12 +1,10 @@
 'use client';
 // Dark and light themes: the choice is kept in localStorage and applied before the first
-// paint by the inline script in app/layout.tsx (THEME_SCRIPT), so the page never flashes.
+// paint by the inline script in app/layout.tsx (components/theme-script.ts), so the page never flashes.
 import { useSyncExternalStore } from 'react';
+import { THEME_KEY } from './theme-script';
 
 type Theme = 'light' | 'dark';
-const KEY = 'leasehold-theme';
-
-export const THEME_SCRIPT = `try{var t=localStorage.getItem('${KEY}');if(t!=='light'&&t!=='dark')t=matchMedia('(prefers-color-scheme: dark)').matches?'dark':'light';document.documentElement.dataset.theme=t}catch(e){}`;
 
 const listeners = new Set<() => void>();
 const current = (): Theme => (document.documentElement.dataset.theme === 'dark' ? 'dark' : 'light');
@@ -30,7 +28,7 @@ export function ThemeToggle() {
       onClick={() => {
         document.documentElement.dataset.theme = next;
         try {
-          localStorage.setItem(KEY, next);
+          localStorage.setItem(THEME_KEY, next);
         } catch {
           // private mode: the choice lasts for this page only
         }

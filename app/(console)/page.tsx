@@ -5,8 +5,8 @@ export const dynamic = 'force-dynamic';
 
 export default function OverviewPage() {
   // No preload() of the lease list here: with it, a cold server's first overview failed to
-  // hydrate (React #418) about one load in four in e2e, without it none in ten. The likely
-  // cause: a page that renders after the shell was sent puts the preload <link> in the body.
+  // hydrate (React #418) about one load in four in e2e, without it less often. The cause was
+  // found later (components/theme-script.ts); the preload only changed the timing.
   return (
     <>
       <h1>Overview</h1>

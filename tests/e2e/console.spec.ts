@@ -40,3 +40,22 @@ test('an unknown page gets a not-found answer, not an error', async ({ page }) =
   const response = await page.goto('/no-such-page');
   expect(response?.status()).toBe(404);
 });
+
+// The page's React payload as the browser receives it (the inline self.__next_f.push chunks).
+const flightPayload = (html: string) =>
+  [...html.matchAll(/self\.__next_f\.push\((\[.*?\])\)<\/script>/gs)]
+    .map((match) => JSON.parse(match[1]!) as unknown[])
+    .map((chunk) => (typeof chunk[1] === 'string' ? chunk[1] : ''))
+    .join('');
+
+// The root layout's <head> is plain data in the payload: nothing in it waits for a client
+// chunk. The theme script once came from a 'use client' module, i.e. as a reference to that
+// module; when the chunk arrived while React was hydrating <head>, React lost its place and
+// the whole page failed to hydrate (#418, on slow loads now and then).
+test('the document head needs no client chunk: the theme script is in the page itself', async ({ request }) => {
+  const payload = flightPayload(await (await request.get('/')).text());
+  const head = /\["\$","head",null,\{"children":(.*?)\}\],\["\$","body"/.exec(payload);
+  expect(head, 'the root layout <head> in the payload').not.toBeNull();
+  expect(head![1]).toContain('"__html":"try{var t=localStorage');
+  expect(head![1], 'a reference to another row (a client module or a chunk still to come)').not.toMatch(/"\$L?[0-9a-f]+"/);
+});
