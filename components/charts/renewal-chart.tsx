@@ -36,6 +36,17 @@ function LateMinuteDot(props: DotItemDotProps) {
   return <circle cx={props.cx} cy={props.cy} r={3.5} fill="var(--bad)" stroke="none" />;
 }
 
+/** Round ticks from 0 to at least `max`: steps of 1, 2, 2.5 or 5 times a power of ten (0, 500, 1000...), not 0, 538, 1077... */
+function marginTicks(max: number): number[] {
+  if (!(max > 0)) return [0, 1];
+  const rough = max / 4;
+  const power = 10 ** Math.floor(Math.log10(rough));
+  const step = ([1, 2, 2.5, 5, 10].find((m) => m * power >= rough) ?? 10) * power;
+  const ticks = [0];
+  while (ticks[ticks.length - 1]! < max) ticks.push(ticks.length * step);
+  return ticks;
+}
+
 export function RenewalChart({
   samples,
   rollups,
@@ -80,6 +91,7 @@ export function RenewalChart({
   const rows: (RawRow | RollupRow)[] = mode === 'raw' ? raw : perMinute;
   const values = mode === 'raw' ? raw.flatMap((r) => [r.interval, r.margin]) : perMinute.flatMap((r) => [r.interval, r.marginP50, r.marginMin]);
   const top = Math.max(ttl ?? 0, ...values, 1);
+  const yTicks = marginTicks(top * 1.08);
   const unit: 's' | 'ms' = top >= 2_000 ? 's' : 'ms';
   const span = end - start;
 
@@ -173,7 +185,7 @@ export function RenewalChart({
         </ul>
       }
     >
-      <ComposedChart responsive style={{ width: '100%', height: '100%' }} data={rows} margin={{ top: 8, right: 12, bottom: 0, left: 4 }}>
+      <ComposedChart responsive style={{ width: '100%', height: '100%' }} data={rows} margin={{ top: 12, right: 12, bottom: 0, left: 4 }}>
         <CartesianGrid vertical={false} strokeDasharray="2 4" />
         <XAxis
           dataKey="at"
@@ -186,9 +198,10 @@ export function RenewalChart({
         />
         <YAxis
           type="number"
-          domain={[0, Math.ceil(top * 1.08)]}
+          domain={[0, yTicks[yTicks.length - 1]!]}
+          ticks={yTicks}
           tickFormatter={(value: number) => formatMs(value, unit)}
-          width={56}
+          width={64}
           stroke="var(--border)"
           allowDataOverflow
         />

@@ -133,7 +133,9 @@ export function EventTable({ id }: { id: string }) {
                 : events.map((event) => (
                     <tr key={event.id} data-testid="event-row" data-type={event.type}>
                       <td className="mono" title={event.at}>
-                        {formatShortInstant(Date.parse(event.at))} <When iso={event.at} className="muted" />
+                        {formatShortInstant(Date.parse(event.at))}
+                        <br />
+                        <When iso={event.at} className="muted" />
                       </td>
                       <td>
                         <Badge tone={TONE[event.type] ?? 'muted'}>{event.type}</Badge>

@@ -160,7 +160,7 @@ export function LeaseFacts({ lease }: { lease: LeaseDetail }) {
         <When iso={lease.observedAt} className={lease.stale ? 'warn-text' : undefined} />
         {lease.expiresAt && held && !lease.stale ? (
           <span className={styles.sub}>
-            expiry <When iso={lease.expiresAt} /> by the collector’s clock
+            expiry <When iso={lease.expiresAt} upcoming /> by the collector’s clock
           </span>
         ) : null}
       </Fact>

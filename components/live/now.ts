@@ -3,33 +3,48 @@
 // shared by all the components that read it, instead of one timer per row.
 import { useSyncExternalStore } from 'react';
 
-type Clock = { now: number; listeners: Set<() => void>; timer: ReturnType<typeof setInterval> | null };
+type Clock = { subscribe: (listener: () => void) => () => void; read: () => number };
 const clocks = new Map<number, Clock>();
+
+function makeClock(intervalMs: number): Clock {
+  let now = Date.now();
+  let timer: ReturnType<typeof setInterval> | null = null;
+  const listeners = new Set<() => void>();
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      if (!timer) {
+        // A clock nobody read for a while is behind: brought up to date before it ticks again
+        // (useSyncExternalStore sees the change and renders with it).
+        now = Date.now();
+        timer = setInterval(() => {
+          now = Date.now();
+          for (const l of listeners) l();
+        }, intervalMs);
+      }
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && timer) {
+          clearInterval(timer);
+          timer = null;
+        }
+      };
+    },
+    read: () => now,
+  };
+}
 
 function clock(intervalMs: number): Clock {
   let c = clocks.get(intervalMs);
-  if (!c) clocks.set(intervalMs, (c = { now: Date.now(), listeners: new Set(), timer: null }));
+  if (!c) clocks.set(intervalMs, (c = makeClock(intervalMs)));
   return c;
 }
 
 export function useNow(intervalMs = 1_000): number {
   const c = clock(intervalMs);
   return useSyncExternalStore(
-    (listener) => {
-      c.listeners.add(listener);
-      c.timer ??= setInterval(() => {
-        c.now = Date.now();
-        for (const l of c.listeners) l();
-      }, intervalMs);
-      return () => {
-        c.listeners.delete(listener);
-        if (c.listeners.size === 0 && c.timer) {
-          clearInterval(c.timer);
-          c.timer = null;
-        }
-      };
-    },
-    () => c.now,
+    c.subscribe,
+    c.read,
     () => 0, // on the server: no clock, the client fills times in
   );
 }
