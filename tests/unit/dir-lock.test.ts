@@ -18,7 +18,7 @@ describe('takeDirLock', () => {
   it('lets one holder in at a time; the second gets it when the first releases', async () => {
     const lock = scratch();
     const release = await takeDirLock(lock);
-    expect(readFileSync(path.join(lock, 'pid'), 'utf8').trim()).toBe(String(process.pid));
+    expect(readFileSync(path.join(lock, 'pid'), 'utf8').split('\n')[0]).toBe(String(process.pid));
 
     let waitedFor: number | null | undefined;
     let second = false;
@@ -46,7 +46,7 @@ describe('takeDirLock', () => {
     let waited = false;
     const release = await takeDirLock(lock, { pollMs: 20, onWait: () => (waited = true) });
     expect(waited).toBe(false);
-    expect(readFileSync(path.join(lock, 'pid'), 'utf8').trim()).toBe(String(process.pid));
+    expect(readFileSync(path.join(lock, 'pid'), 'utf8').split('\n')[0]).toBe(String(process.pid));
     release();
   });
 
@@ -76,4 +76,62 @@ describe('takeDirLock', () => {
       holder.kill('SIGKILL');
     }
   });
+
+  it('takes over a lock from before the machine last started, even when its pid is alive now', async () => {
+    const lock = scratch();
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    try {
+      mkdirSync(lock, { recursive: true });
+      writeFileSync(path.join(lock, 'pid'), `${other.pid}\nsome-earlier-boot\n`);
+      const release = await takeDirLock(lock, { pollMs: 20, maxWaitMs: 2_000 });
+      expect(readFileSync(path.join(lock, 'pid'), 'utf8').split('\n')[0]).toBe(String(process.pid));
+      release();
+    } finally {
+      other.kill('SIGKILL');
+    }
+  });
+
+  it('does not release a lock that another process holds by then, and gives up waiting with an error naming the lock', async () => {
+    const lock = scratch();
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    try {
+      const release = await takeDirLock(lock);
+      writeFileSync(path.join(lock, 'pid'), `${holder.pid}\n`); // as if taken over since
+      release();
+      expect(existsSync(lock)).toBe(true);
+      await expect(takeDirLock(lock, { pollMs: 20, maxWaitMs: 100 })).rejects.toThrow(`for the lock ${lock}, held by pid ${holder.pid}`);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+
+  it('lets exactly one of several processes at a time in, when they all find the same dead holder', async () => {
+    const lock = scratch();
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    mkdirSync(lock, { recursive: true });
+    writeFileSync(path.join(lock, 'pid'), `${dead}\n`);
+    const log = path.join(path.dirname(lock), 'log');
+    const worker = path.join(path.dirname(lock), 'worker.mts');
+    writeFileSync(
+      worker,
+      `import { appendFileSync } from 'node:fs';
+       import { takeDirLock } from ${JSON.stringify(path.resolve('lib/dir-lock.ts'))};
+       const release = await takeDirLock(${JSON.stringify(lock)}, { pollMs: 5 });
+       appendFileSync(${JSON.stringify(log)}, 'in ' + process.pid + '\\n');
+       await new Promise((r) => setTimeout(r, 150));
+       appendFileSync(${JSON.stringify(log)}, 'out ' + process.pid + '\\n');
+       release();`,
+    );
+    const workers = Array.from({ length: 4 }, () => spawn(process.execPath, ['--import', 'tsx', worker], { stdio: 'inherit' }));
+    const codes = await Promise.all(workers.map((w) => new Promise((resolve) => w.on('exit', resolve))));
+    expect(codes).toEqual([0, 0, 0, 0]);
+    const lines = readFileSync(log, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(8);
+    // In, out, in, out...: never two inside at once.
+    for (let i = 0; i < lines.length; i += 2) {
+      const [enter, leave] = [lines[i]!.split(' '), lines[i + 1]!.split(' ')];
+      expect([enter[0], leave[0], leave[1]]).toEqual(['in', 'out', enter[1]]);
+    }
+  }, 30_000);
 });
+
