@@ -10,13 +10,13 @@
 //
 // The fingerprint is taken before building: a file changed while the build runs (a `git pull`
 // meanwhile) leaves the build recorded as made from the older source, so it is made again.
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FINGERPRINT_FILE, sourceFingerprint, staleBuild } from '../lib/build-fingerprint';
 import { makeTemplate } from '../lib/db/pglite-template';
 import { takeDirLock } from '../lib/dir-lock';
+import { describeEnd, runChild } from '../lib/run-child';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ifStale = process.argv.includes('--if-stale');
@@ -25,20 +25,27 @@ const releaseLock = await takeDirLock(path.join(root, '.leasehold', 'build.lock'
   onWait: (pid) => console.log(`build: another build is running in this checkout (pid ${pid ?? '?'}); waiting for it`),
 });
 
-function run(step: string, args: string[]) {
-  const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
-  if (result.status !== 0) {
-    console.error(`build: ${step} failed (${result.signal ?? `exit ${result.status}`})`);
-    releaseLock();
-    process.exit(result.status || 1);
-  }
-}
-
+// A signal while a step runs is passed on to it (lib/run-child.ts) and ends the build when the
+// step has ended; one while waiting or making the template ends it at once. The lock goes either way.
+let stepRunning = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
+    if (stepRunning) return;
     releaseLock();
     process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
   });
+}
+
+async function run(step: string, args: string[]) {
+  stepRunning = true;
+  const result = await runChild(process.execPath, args, root);
+  stepRunning = false;
+  if (result.code !== 0) {
+    const stopped = result.signal !== null || result.code === 130 || result.code === 143;
+    console.error(`build: ${step} ${stopped ? 'stopped' : 'failed'} (${describeEnd(result)})`);
+    releaseLock();
+    process.exit(result.code || 1);
+  }
 }
 
 if (ifStale && !staleBuild(root)) {
@@ -48,8 +55,8 @@ if (ifStale && !staleBuild(root)) {
 }
 
 const fingerprint = sourceFingerprint(root);
-run('prisma generate', [path.join(root, 'scripts', 'prisma-generate.mjs')]);
-run('next build', [path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build']);
+await run('prisma generate', [path.join(root, 'scripts', 'prisma-generate.mjs')]);
+await run('next build', [path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build']);
 writeFileSync(path.join(root, FINGERPRINT_FILE), `${fingerprint}\n`);
 
 const started = Date.now();

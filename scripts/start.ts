@@ -1,11 +1,12 @@
 // `npm start`: check the config, build when there is no build or the source changed since, then serve.
 // The store is opened and migrated inside the server (instrumentation.ts), so the same
 // steps run however the server is started.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { staleBuild } from '../lib/build-fingerprint';
 import { ConfigError, loadConfig } from '../lib/config';
+import { describeEnd, runChild } from '../lib/run-child';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const nextBin = path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
@@ -27,9 +28,17 @@ if (stale) {
   console.log(`leasehold: ${stale}; building first (about 30 s)`);
   const started = Date.now();
   // --if-stale: another start that was building at the same time may have made it meanwhile.
-  const build = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'build.ts'), '--if-stale'], { cwd: root, stdio: 'inherit' });
-  if (build.status !== 0) {
-    console.error(`leasehold: the build failed (exit ${build.status ?? build.signal}); see the output above`);
+  // A Ctrl-C or SIGTERM meanwhile is passed on to the build, and nothing is served after it.
+  let interrupted = false;
+  const interrupt = () => (interrupted = true);
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  const build = await runChild(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'build.ts'), '--if-stale'], root);
+  process.off('SIGINT', interrupt);
+  process.off('SIGTERM', interrupt);
+  if (interrupted) process.exit(build.code || 130);
+  if (build.code !== 0) {
+    console.error(`leasehold: the build failed (${describeEnd(build)}); see the output above`);
     process.exit(1);
   }
   console.log(`leasehold: the build is ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
