@@ -9,6 +9,7 @@
 // services keep running (`npm run services -- down` stops them).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
@@ -52,7 +53,7 @@ function parseOptions(argv: string[]): Options {
         break;
       }
       case '--servers':
-        options.servers = count(flag, value(), 2, 50);
+        options.servers = count(flag, value(), 2, 40); // two PostgreSQL connections each: see lib/demo/stack-server.ts
         break;
       case '--users':
         options.users = count(flag, value(), 1, 1_000_000);
@@ -195,14 +196,36 @@ const leaders = new Map<StackBackend, string>();
 let stopping = false;
 const timers = new Set<NodeJS.Timeout>();
 const consoleUrl = `http://127.0.0.1:${options.port}`;
-// An old console on the port would answer the health check in this one's place.
-if (await fetch(`${consoleUrl}/api/health/live`).then(() => true, () => false)) fail(`port ${options.port} is in use (another Leasehold?); stop it or choose another with --port`);
+// Anything listening there (an old console would answer the health check in this one's place).
+const portTaken = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const done = (taken: boolean) => {
+      socket.destroy();
+      resolve(taken);
+    };
+    socket.setTimeout(2_000, () => done(true)); // accepted, or at least not refused
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+if (await portTaken(options.port)) fail(`port ${options.port} is in use (another Leasehold?); stop it or choose another with --port`);
 say(`starting the console on ${consoleUrl} (store: PostgreSQL database leasehold_demo_store; config: ${path.relative(root, configFile)})`);
+// In its own process group, so that whatever it started (a build, `next start`) can be ended
+// with it; the demo itself forwards Ctrl-C to it, in order, once the fleet has stopped.
 const consoleProcess = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'start.ts')], {
   cwd: root,
   stdio: 'inherit',
+  detached: true,
   env: { ...process.env, PORT: String(options.port), HOST: '127.0.0.1', DATABASE_URL: storeUrl, LEASEHOLD_CONFIG: configFile, LEASEHOLD_DEMO: 'off' },
 });
+/** Signals the console's whole process group (scripts/start.ts, and its build or `next start`). */
+const signalConsole = (signal: NodeJS.Signals) => {
+  try {
+    process.kill(-consoleProcess.pid!, signal);
+  } catch {
+    // the group has gone
+  }
+};
 // From here on nothing may outlive the demo: whatever ends it (an error, a signal, a failed
 // start), every child is continued and killed on the way out.
 process.on('exit', () => {
@@ -210,7 +233,7 @@ process.on('exit', () => {
     member.child.kill('SIGCONT');
     member.child.kill('SIGKILL');
   }
-  if (consoleProcess.exitCode === null && consoleProcess.signalCode === null) consoleProcess.kill('SIGTERM');
+  if (consoleProcess.exitCode === null && consoleProcess.signalCode === null) signalConsole('SIGTERM');
 });
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
@@ -254,10 +277,11 @@ function startServer(name: string) {
 
 const names = Array.from({ length: options.servers }, (_, i) => `server-${String(i + 1).padStart(2, '0')}`);
 for (const name of names) {
+  if (stopping) break; // Ctrl-C while the fleet starts: no more servers
   startServer(name);
   await new Promise((resolve) => setTimeout(resolve, 300));
 }
-say(`${options.servers} servers run on ${options.backends.join(', ')}; faults ${options.faults ? 'on' : 'off'}. Open ${consoleUrl}. Ctrl-C stops the fleet and the console.`);
+if (!stopping) say(`${options.servers} servers run on ${options.backends.join(', ')}; faults ${options.faults ? 'on' : 'off'}. Open ${consoleUrl}. Ctrl-C stops the fleet and the console.`);
 
 // ------------------------------------------------------------------ faults
 const later = (ms: number, work: () => void) => {
@@ -300,7 +324,7 @@ function crashAServer() {
   }
   later(25_000 + Math.random() * 10_000, crashAServer);
 }
-if (options.faults) {
+if (options.faults && !stopping) {
   const pauses = setInterval(() => !stopping && pauseALeader(), PAUSE_EVERY_MS);
   timers.add(pauses as unknown as NodeJS.Timeout);
   later(CRASH_FIRST_MS, crashAServer);
@@ -321,8 +345,8 @@ async function stop(code: number) {
   const grace = setTimeout(() => members.forEach((m) => m.child.kill('SIGKILL')), 8_000); // a server takes up to 6 s to resign and release
   await Promise.all(members.map((m) => exited(m.child)));
   clearTimeout(grace);
-  consoleProcess.kill('SIGTERM');
-  const consoleGrace = setTimeout(() => consoleProcess.kill('SIGKILL'), 15_000);
+  consoleProcess.kill('SIGTERM'); // start.ts passes it on to `next start`, which closes the store
+  const consoleGrace = setTimeout(() => signalConsole('SIGKILL'), 15_000);
   await exited(consoleProcess);
   clearTimeout(consoleGrace);
   say('stopped; the services keep running (npm run services -- down stops them)');

@@ -67,7 +67,9 @@ export function runStackServer(options: StackServerOptions): StackServer {
   }
 
   if (options.backends.includes('postgres')) {
-    // Two connections each: 18 servers (up to 50) stay well inside PostgreSQL's default 100.
+    // Two connections each: 18 servers take 36, the most the demo starts (40) take 80, which with
+    // the console's own (about 13: store, writer, the source) stays inside PostgreSQL's default
+    // of 100 (97 for ordinary roles). The lease renewals share them with the digest's work.
     const pool = new pg.Pool({ connectionString: options.pgUrl, max: 2, application_name: `pixly ${name}` });
     pool.on('error', onError); // a connection the server dropped: the pool opens another
     const db = poolSql(pool);

@@ -3,7 +3,7 @@
 // crashes SIGKILL. Run for 60 s, every backend's leases must have changed hands, and Ctrl-C
 // (SIGINT) must leave no server process behind.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { ROOT } from '../support/services';
@@ -25,6 +25,19 @@ const demoServers = () => {
     return []; // pgrep exits 1 when nothing matches
   }
 };
+
+/** The demo console's processes (scripts/start.ts and its `next start`, in their own process group): found by the port in their environment. */
+const consoleProcesses = () =>
+  readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+        return env.includes(`PORT=${PORT}`) && env.includes('LEASEHOLD_DEMO=off');
+      } catch {
+        return false; // gone, or not ours to read
+      }
+    });
 
 test.beforeAll(async () => {
   test.setTimeout(300_000);
@@ -60,6 +73,7 @@ test.afterAll(async () => {
     process.kill(-demo.pid!, 'SIGKILL');
     await exited;
   }
+  for (const pid of consoleProcesses()) process.kill(Number(pid), 'SIGKILL');
 });
 
 test('the full-stack demo: 60 s on PostgreSQL, Redis and etcd at once, leases change hands on every backend, Ctrl-C stops every process', async ({ page, request }) => {
@@ -101,6 +115,7 @@ test('the full-stack demo: 60 s on PostgreSQL, Redis and etcd at once, leases ch
   expect(await exited).toBe(0);
   expect(output).toMatch(/demo: stopped/);
   expect(demoServers()).toEqual([]);
+  expect(consoleProcesses(), 'the console and its next start').toEqual([]);
   // The console is gone too: nothing answers on its port.
   expect(await fetch(`${URL_}/api/health/live`).then(() => 'answered', () => 'closed')).toBe('closed');
 });

@@ -8,8 +8,9 @@ const demo = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 's
 it.each([
   [['--backends', 'postgres,mysql'], '--backends takes a comma-separated list of postgres, redis, etcd; unknown: mysql'],
   [['--backends='], '--backends takes a comma-separated list of postgres, redis, etcd; got none'],
-  [['--servers', '1'], '--servers takes a whole number from 2 to 50; got "1"'],
-  [['--servers', 'many'], '--servers takes a whole number from 2 to 50; got "many"'],
+  [['--servers', '1'], '--servers takes a whole number from 2 to 40; got "1"'],
+  [['--servers', 'many'], '--servers takes a whole number from 2 to 40; got "many"'],
+  [['--servers', '41'], '--servers takes a whole number from 2 to 40; got "41"'],
   [['--port', '70000'], '--port takes a whole number from 1 to 65535; got "70000"'],
   [['--faults', 'maybe'], '--faults takes on or off; got "maybe"'],
   [['--seconds'], '--seconds takes a whole number from 1 to 86400; got ""'],
