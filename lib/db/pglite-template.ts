@@ -9,7 +9,7 @@
 //
 // The template is kept per PGlite version (a different version may write a different
 // catalog). When there is none, PGlite initializes the directory itself, as before.
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** The PGlite version installed under `root`, or null when it cannot be read. */
@@ -37,20 +37,49 @@ export const isDataDirectory = (dir: string) => existsSync(path.join(dir, 'PG_VE
 export function fillFromTemplate(dataDir: string, root = process.cwd()): boolean {
   const template = templatePath(root);
   if (!template || !isDataDirectory(template)) return false;
-  if (existsSync(dataDir)) {
-    if (readdirSync(dataDir).length > 0) return false;
-    // An empty directory that is already there (perhaps a mount point): copied into.
-    cpSync(template, dataDir, { recursive: true });
+  const base = dataDir.replace(/[/\\]+$/, '');
+  if (existsSync(base)) {
+    const marker = path.join(base, COPYING);
+    // A copy into it that was cut short (the process killed) is emptied and made again.
+    if (existsSync(marker)) for (const entry of readdirSync(base)) rmSync(path.join(base, entry), { recursive: true, force: true });
+    if (readdirSync(base).length > 0) return false;
+    // An empty directory that is already there (perhaps a mount point): copied into, marked
+    // while the copy is under way, and PG_VERSION last, so that only a whole copy is a data directory.
+    writeFileSync(marker, `${process.pid}\n`);
+    cpSync(template, base, { recursive: true, filter: (source) => source !== path.join(template, 'PG_VERSION') });
+    cpSync(path.join(template, 'PG_VERSION'), path.join(base, 'PG_VERSION'));
+    rmSync(marker);
     return true;
   }
-  // Copied beside it and renamed into place: a copy cut short (the process killed) never
-  // looks like a data directory, and is simply made again next time.
-  const scratch = `${dataDir.replace(/[/\\]+$/, '')}.copy-${process.pid}.tmp`;
+  // Copied beside it and renamed into place: a copy cut short never looks like a data
+  // directory; it is removed by the next copy (its process is gone) and made again.
+  sweepScratch(base);
+  const scratch = `${base}.copy-${process.pid}.tmp`;
   rmSync(scratch, { recursive: true, force: true });
   mkdirSync(path.dirname(scratch), { recursive: true });
   cpSync(template, scratch, { recursive: true });
-  renameSync(scratch, dataDir);
+  renameSync(scratch, base);
   return true;
+}
+
+const COPYING = '.leasehold-copying';
+
+/** Removes the scratch copies beside `base` left by processes that have died. */
+function sweepScratch(base: string) {
+  const dir = path.dirname(base);
+  if (!existsSync(dir)) return;
+  const prefix = `${path.basename(base)}.copy-`;
+  for (const entry of readdirSync(dir)) {
+    const pid = entry.startsWith(prefix) && entry.endsWith('.tmp') ? Number(entry.slice(prefix.length, -'.tmp'.length)) : NaN;
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    let alive = true;
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      alive = (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+    if (!alive) rmSync(path.join(dir, entry), { recursive: true, force: true });
+  }
 }
 
 /** Makes the template for the installed PGlite (once): initialized in a scratch directory, then moved into place. */

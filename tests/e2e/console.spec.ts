@@ -45,7 +45,7 @@ test('an unknown page gets a not-found answer, not an error', async ({ page }) =
 const flightPayload = (html: string) =>
   [...html.matchAll(/self\.__next_f\.push\((\[.*?\])\)<\/script>/gs)]
     .map((match) => JSON.parse(match[1]!) as unknown[])
-    .map((chunk) => (typeof chunk[1] === 'string' ? chunk[1] : ''))
+    .map((chunk) => (chunk[0] === 1 && typeof chunk[1] === 'string' ? chunk[1] : '')) // [1, text]: the payload's text; others are bootstrap or binary
     .join('');
 
 // The root layout's <head> is plain data in the payload: nothing in it waits for a client
