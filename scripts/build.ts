@@ -23,6 +23,9 @@ const ifStale = process.argv.includes('--if-stale');
 
 const releaseLock = await takeDirLock(path.join(root, '.leasehold', 'build.lock'), {
   onWait: (pid) => console.log(`build: another build is running in this checkout (pid ${pid ?? '?'}); waiting for it`),
+}).catch((error: unknown) => {
+  console.error(`build: ${(error as Error).message}`);
+  process.exit(1);
 });
 
 // A signal while a step runs is passed on to it (lib/run-child.ts) and ends the build when the
