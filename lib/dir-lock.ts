@@ -16,7 +16,8 @@ const bootId = () => {
   }
 };
 
-const alive = (pid: number) => {
+/** Whether a process with this pid exists (one owned by another user counts). */
+export const processAlive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;
@@ -50,7 +51,7 @@ function abandoned(dir: string): boolean {
   const holder = readHolder(dir);
   if (!holder) return ageMs(dir) > 10_000; // made and its pid never written: its maker died at once
   if (holder.boot && holder.boot !== bootId()) return true;
-  return !alive(holder.pid);
+  return !processAlive(holder.pid);
 }
 
 /** Removes the lock at `dir` if it is still abandoned, under a takeover lock; true when it was removed. */

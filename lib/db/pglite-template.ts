@@ -11,6 +11,7 @@
 // catalog). When there is none, PGlite initializes the directory itself, as before.
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { processAlive } from '../dir-lock';
 
 /** The PGlite version installed under `root`, or null when it cannot be read. */
 function pgliteVersion(root: string): string | null {
@@ -72,13 +73,7 @@ function sweepScratch(base: string) {
   for (const entry of readdirSync(dir)) {
     const pid = entry.startsWith(prefix) && entry.endsWith('.tmp') ? Number(entry.slice(prefix.length, -'.tmp'.length)) : NaN;
     if (!Number.isInteger(pid) || pid === process.pid) continue;
-    let alive = true;
-    try {
-      process.kill(pid, 0);
-    } catch (error) {
-      alive = (error as NodeJS.ErrnoException).code === 'EPERM';
-    }
-    if (!alive) rmSync(path.join(dir, entry), { recursive: true, force: true });
+    if (!processAlive(pid)) rmSync(path.join(dir, entry), { recursive: true, force: true });
   }
 }
 
