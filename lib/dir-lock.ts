@@ -6,24 +6,20 @@
 // the lock the first had just made).
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { processAlive } from './process-alive';
 
 const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
+let bootIdRead: string | undefined;
+/** This machine's boot (Linux), read once; '' where there is none. */
 const bootId = () => {
-  try {
-    return existsSync(BOOT_ID_FILE) ? readFileSync(BOOT_ID_FILE, 'utf8').trim() : '';
-  } catch {
-    return '';
+  if (bootIdRead === undefined) {
+    try {
+      bootIdRead = existsSync(BOOT_ID_FILE) ? readFileSync(BOOT_ID_FILE, 'utf8').trim() : '';
+    } catch {
+      bootIdRead = '';
+    }
   }
-};
-
-/** Whether a process with this pid exists (one owned by another user counts). */
-export const processAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return bootIdRead;
 };
 
 type Holder = { pid: number; boot: string } | null;

@@ -7,6 +7,7 @@
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import { processAlive } from '../process-alive';
 import { fillFromTemplate, isDataDirectory } from './pglite-template';
 
 export class StoreLockedError extends Error {
@@ -24,22 +25,6 @@ export function lockFileOf(dataDir: string): string {
   return `${dataDir.replace(/[/\\]+$/, '')}.lock`;
 }
 
-/** True when pid names a running process that is not a zombie. */
-export function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    // /proc/<pid>/stat: "pid (comm) S ..."; a zombie still answers kill -0.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true;
-  }
-}
 
 /** Takes the lock file for dataDir or throws StoreLockedError. Returns the release function. */
 export function lockDataDir(dataDir: string): () => void {
