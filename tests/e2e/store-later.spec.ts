@@ -9,6 +9,7 @@ import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { createPostgresDatabase } from '../support/databases';
 import { testServices } from '../support/services';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -37,21 +38,14 @@ test('a store that is down at start: the server waits for it, then observes with
   let output = '';
   server.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   server.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  let proxy: net.Server | undefined;
+  let proxy: TcpProxy | undefined;
   try {
     await expect.poll(() => output, { timeout: 90_000 }).toContain('store not available yet');
     expect((await request.get(`${base}/api/health`)).status()).toBe(503);
     expect(output).not.toContain('collector:');
 
     // The store comes: the proxy starts listening and forwards to the real PostgreSQL.
-    proxy = net.createServer((client) => {
-      const upstream = net.connect(Number(real.port || 5432), real.hostname);
-      client.pipe(upstream).pipe(client);
-      const close = () => (client.destroy(), upstream.destroy());
-      client.on('error', close);
-      upstream.on('error', close);
-    });
-    await new Promise<void>((resolve) => proxy!.listen(proxyPort, '127.0.0.1', resolve));
+    proxy = await startTcpProxy(real.hostname, Number(real.port || 5432), proxyPort);
 
     await expect.poll(async () => (await request.get(`${base}/api/health`)).status(), { timeout: 60_000 }).toBe(200);
     await expect
@@ -65,7 +59,7 @@ test('a store that is down at start: the server waits for it, then observes with
     server.kill('SIGTERM');
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
     server.kill('SIGKILL');
-    proxy?.close();
+    await proxy?.close();
     rmSync(configDir, { recursive: true, force: true });
     await db.drop();
   }

@@ -11,7 +11,8 @@ export type TcpProxy = {
   close(): Promise<void>;
 };
 
-export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+/** Listens on `listenPort` (default: any free port) and forwards to targetHost:targetPort. */
+export async function startTcpProxy(targetHost: string, targetPort: number, listenPort = 0): Promise<TcpProxy> {
   let partitioned = false;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
@@ -31,7 +32,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       if (!partitioned) client.write(chunk);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(listenPort, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
     partition(on) {
