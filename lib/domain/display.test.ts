@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { displayBytes, displayText } from './display';
+import fc from 'fast-check';
+import { displayBytes, displayText, escapeBytes, exactText, exactTextOf, EXACT_TEXT_MAX_BYTES, unescapeText } from './display';
 
 describe('displaying untrusted values', () => {
   it.each([
@@ -21,5 +22,77 @@ describe('displaying untrusted values', () => {
     expect(shown).toMatchObject({ truncated: true, bytes: 1_000_000 });
     expect(shown.text.endsWith('…')).toBe(true);
     expect(displayText('short', 50)).toBe('short');
+  });
+});
+
+describe('exact text: the identity of keys and holders', () => {
+  const digest = (bytes: Uint8Array) => `len:${bytes.length}:${bytes[bytes.length - 1]}`;
+
+  it.each([
+    { name: 'a bidi override is escaped, so "evil" cannot read as "live"', input: 'lock:\u202Eevil', text: 'lock:\\u202eevil' },
+    { name: 'bidi isolates and zero-width characters', input: 'a\u2066b\u200bc\ufeff', text: 'a\\u2066b\\u200bc\\ufeff' },
+    { name: 'a C1 control is not confused with an invalid byte', input: 'a\u0081', text: 'a\\u0081' },
+    { name: 'the long form\'s marker is escaped in short values', input: 'a…b', text: 'a\\u2026b' },
+  ])('$name', ({ input, text }) => {
+    expect(exactTextOf(input, digest)).toBe(text);
+    expect(exactTextOf(new TextEncoder().encode(input), digest)).toBe(text);
+  });
+
+  it('an invalid byte 0x81 and the character U+0081 differ', () => {
+    expect(exactTextOf(Uint8Array.from([0x61, 0x81]), digest)).toBe('a\\x81');
+    expect(exactTextOf(Uint8Array.from([0x61, 0xc2, 0x81]), digest)).toBe('a\\u0081');
+  });
+
+  it('two long values sharing their first kilobyte stay two values', () => {
+    const a = new Uint8Array(EXACT_TEXT_MAX_BYTES + 10).fill(0x61);
+    const b = Uint8Array.from(a);
+    b[b.length - 1] = 0x62;
+    expect(exactTextOf(a, digest)).not.toBe(exactTextOf(b, digest));
+    expect(exactTextOf(a, digest).length).toBeLessThan(200);
+    expect(exactTextOf(a, digest)).toMatch(/^a+…\[1034 bytes, len:1034:97\]$/);
+  });
+
+  it('a long value is cut at a character boundary, not inside one', () => {
+    const text = 'é'.repeat(EXACT_TEXT_MAX_BYTES);
+    expect(exactTextOf(text, digest)).toMatch(/^é+…\[2048 bytes/);
+  });
+
+  it('the exact text of a value needs its digest when it is long', () => {
+    expect(() => exactText(new Uint8Array(10), 5_000, null)).toThrow(/needs a digest/);
+  });
+
+  it('property: escaping bytes is injective (unescaping gives the bytes back)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
+        const text = escapeBytes(bytes);
+        expect(unescapeText(text)).toEqual(bytes);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('property: a string and its UTF-8 bytes have the same exact text, and it holds no control or bidi character', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }), (a, b) => {
+        for (const value of [a, b]) {
+          const text = exactTextOf(value, digest);
+          if (!/[\ud800-\udfff]/.test(value)) expect(text).toBe(exactTextOf(new TextEncoder().encode(value), digest));
+          // eslint-disable-next-line no-control-regex -- the point
+          expect(text).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/);
+        }
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('property: display text is bounded, whatever the value', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 5_000 }), fc.integer({ min: 2, max: 300 }), (bytes, max) => {
+        const shown = displayBytes(bytes, max);
+        expect(Array.from(shown.text).length).toBeLessThanOrEqual(max);
+        expect(shown.bytes).toBe(bytes.length);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { diffLease, isFailover, type LeaseChange, type Observation, type ReadContext, type TrackedLease } from './observe';
+import { diffLease, isFailover, MAX_WALL_MS, MIN_WALL_MS, type LeaseChange, type Observation, type ReadContext, type TrackedLease } from './observe';
 
 const read = (mono: number, extra: Partial<ReadContext> = {}): ReadContext => ({
   source: 'redis-main',
@@ -204,5 +205,138 @@ describe('diffLease: remaining time not known yet', () => {
     expect(types).toEqual(['acquired']);
     expect(renewals).toEqual([]);
     expect(lease).toMatchObject({ state: 'held', expiresAtMono: 21_000, ttlMs: 30_000 });
+  });
+});
+
+describe('diffLease: the same holder with another token is not a change of hands (issue 13, point 8)', () => {
+  it.each([
+    {
+      name: 'a renewal that bumped the token (the lease-table SQL does): a renewal, the new token, no event',
+      steps: [
+        [0, held('w2', 7, 30_000)],
+        [10_000, held('w2', 8, 30_000)],
+      ] as [number, Observation][],
+      types: ['acquired'],
+      token: 8n,
+      renewals: 1,
+    },
+    {
+      name: 'a token that went backwards for the same holder: one regression and nothing more',
+      steps: [
+        [0, held('w2', 7, 30_000)],
+        [1_000, held('w2', 5, 29_000)],
+      ] as [number, Observation][],
+      types: ['acquired', 'token_regression'],
+      token: 5n,
+      renewals: 0,
+    },
+    {
+      name: 'the same holder acquiring again after its grant ran out: an expiry and an acquisition, no failover',
+      steps: [
+        [0, held('w2', 7, 5_000)],
+        [9_000, held('w2', 8, 29_000)], // expired at 5 s, acquired again at 8 s
+      ] as [number, Observation][],
+      types: ['acquired', 'expired', 'acquired'],
+      token: 8n,
+      renewals: 0,
+    },
+  ])('$name', ({ steps, types, token, renewals }) => {
+    const result = replay(steps);
+    expect(result.types).toEqual(types);
+    expect(result.types).not.toContain('taken_over');
+    expect(result.changes.filter(isFailover)).toEqual([]);
+    expect(result.lease).toMatchObject({ state: 'held', holder: 'w2', token });
+    expect(result.renewals).toHaveLength(renewals);
+  });
+
+  it('a candidate queued under the same name (etcd proposals need not differ) taking over is still a handover', () => {
+    const election = (token: number, remaining: number, candidates: number[] = []): Observation => ({
+      key: 'election/digest',
+      kind: 'election',
+      holder: 'leader',
+      token: BigInt(token),
+      ttlMs: 10_000,
+      remainingMs: remaining,
+      precisionMs: 1_000,
+      candidates: candidates.map((t) => ({ holder: 'leader', token: BigInt(t) })),
+    });
+    const { types } = replay([
+      [0, election(10, 10_000, [11])],
+      [3_000, election(11, 10_000)],
+    ]);
+    expect(types).toEqual(['acquired', 'released', 'acquired']);
+  });
+});
+
+describe('diffLease: leases that were not watched are compared across a gap', () => {
+  it('a stale lease seen again with another holder: an observation gap, no invented takeover', () => {
+    const first = replay([[0, held('w1', 7, 30_000)]]).lease;
+    const result = diffLease({ ...first, stale: true }, held('w2', 9, 30_000), read(60_000));
+    expect(result.changes.map((c) => c.type)).toEqual(['observation_gap']);
+  });
+
+  it('an unreadable row (unknown) that reads again as before: no event at all', () => {
+    const { types, lease } = replay([
+      [0, held('w1', 7, 30_000)],
+      [1_000, held('w1', 7, 29_000, { problem: 'the token column holds "1.5", not a whole number' })],
+      [2_000, held('w1', 7, 28_000)],
+    ]);
+    expect(types).toEqual(['acquired']);
+    expect(lease).toMatchObject({ state: 'held', holder: 'w1', problem: null });
+  });
+});
+
+describe('diffLease: numbers no date can hold (issue 13, point 1)', () => {
+  it('a TTL of forty days is kept exactly', () => {
+    const forty = 40 * 86_400_000;
+    const { lease } = replay([[0, held('w1', 1, forty, { ttlMs: forty })]]);
+    expect(lease).toMatchObject({ state: 'held', ttlMs: forty, expiresAtWall: 1_800_000_000_000 + forty });
+  });
+
+  it('a Redis PX of 2^62 ms: held with no expiry, the same at every read (no renewal invented), and flagged', () => {
+    const huge = 2 ** 62;
+    const { lease, renewals, types } = replay([
+      [0, held('w1', 1, huge, { ttlMs: null })],
+      [1_000, held('w1', 1, huge - 1_000, { ttlMs: null })],
+      [2_000, held('w1', 1, huge - 2_000, { ttlMs: null })],
+    ]);
+    expect(types).toEqual(['acquired']);
+    expect(renewals).toEqual([]);
+    expect(lease).toMatchObject({ state: 'held', expiresAtWall: null });
+    expect(String(lease.detail?.clamped)).toMatch(/more than 27,000 years/);
+  });
+
+  it('an expiry in 4000 BC: expired, and its date stays one every store can hold', () => {
+    const { lease } = replay([[0, held('w1', 1, -1.8e14, { ttlMs: null })]]);
+    expect(lease.state).toBe('expired');
+    expect(lease.expiresAtWall).toBe(MIN_WALL_MS);
+    expect(new Date(lease.expiresAtWall!).toISOString()).toBe('0001-01-01T00:00:00.000Z');
+  });
+
+  it('a remaining time that is not a number makes the lease unknown, not a crash', () => {
+    const { lease, types } = replay([[0, held('w1', 1, Number.NaN)]]);
+    expect(lease.state).toBe('unknown');
+    expect(types).toEqual([]);
+  });
+
+  it('property: whatever the numbers, every wall time is a valid date between the years 1 and 9999', () => {
+    const number = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(2 ** 63, -(2 ** 63), Number.MAX_VALUE, 8.64e15, -8.64e15, 0));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(number, fc.option(number), fc.integer({ min: 0, max: 100 })), { minLength: 1, maxLength: 6 }), (reads) => {
+        let lease: TrackedLease | undefined;
+        let mono = 0;
+        for (const [remaining, ttl, token] of reads) {
+          mono += 1_000;
+          lease = diffLease(lease, held('w1', token, remaining, { ttlMs: ttl }), read(mono)).next;
+          for (const wall of [lease!.expiresAtWall, lease!.acquiredAtWall, lease!.renewedAtWall]) {
+            if (wall === null) continue;
+            expect(wall).toBeGreaterThanOrEqual(MIN_WALL_MS);
+            expect(wall).toBeLessThanOrEqual(MAX_WALL_MS);
+          }
+          if (lease!.ttlMs !== null) expect(Number.isFinite(lease!.ttlMs)).toBe(true);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });

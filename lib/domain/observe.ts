@@ -124,6 +124,52 @@ export type DiffResult = {
 /** Extra slack for timing noise beyond an observation's own precision. */
 export const TIMING_SLACK_MS = 5;
 
+/**
+ * Backends hold durations no date can show: Redis takes a PX of 2^63 ms, a lease table an
+ * expiry of 294276 AD or 4000 BC. Remaining times and TTLs are kept within ±MAX_DURATION_MS
+ * (about 27,000 years) and wall times between the years 1 and 9999, which every store column,
+ * JavaScript Date and ISO text can hold; a lease whose numbers were cut says so in its detail.
+ */
+export const MAX_DURATION_MS = 864_000_000_000_000;
+export const MIN_WALL_MS = -62_135_596_800_000; // 0001-01-01T00:00:00.000Z
+export const MAX_WALL_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+
+const clampWall = (ms: number) => Math.min(MAX_WALL_MS, Math.max(MIN_WALL_MS, ms));
+
+/**
+ * The observation with its numbers inside the bounds above, or with a problem when one is not
+ * a number at all. What was cut is named in detail.clamped, the same way at every read, so a
+ * lease whose TTL is forty thousand years is still "unchanged" from one read to the next: a
+ * remaining time beyond MAX_DURATION_MS is no expiry at all (held until deleted, as a Redis key
+ * without one), since an expiry estimate moved along with the clock would look like a renewal
+ * at every read. Applying it twice changes nothing.
+ */
+export function boundObservation(o: Observation, startedWall: number): Observation {
+  if (o.detail && 'clamped' in o.detail) return o;
+  for (const field of ['remainingMs', 'ttlMs', 'precisionMs'] as const) {
+    const value = o[field];
+    if (typeof value === 'number' && Number.isNaN(value)) return { ...o, problem: o.problem ?? `the backend reported a ${field} that is not a number` };
+  }
+  const clamped: string[] = [];
+  let { remainingMs, ttlMs } = o;
+  if (remainingMs !== null && remainingMs > MAX_DURATION_MS) {
+    remainingMs = null;
+    clamped.push('it expires more than 27,000 years from now: shown as held with no expiry');
+  } else if (remainingMs !== null && remainingMs < -MAX_DURATION_MS) {
+    remainingMs = -MAX_DURATION_MS;
+    clamped.push('it expired more than 27,000 years ago');
+  }
+  if (ttlMs !== null && !(ttlMs >= 0 && ttlMs <= MAX_DURATION_MS)) {
+    ttlMs = ttlMs > MAX_DURATION_MS ? MAX_DURATION_MS : null;
+    clamped.push(ttlMs === null ? 'its TTL is negative: not shown' : 'its TTL is beyond 27,000 years: shown as 27,000 years');
+  }
+  if (remainingMs !== null && clampWall(startedWall + remainingMs) !== startedWall + remainingMs) {
+    clamped.push(remainingMs > 0 ? 'its expiry is after 9999-12-31: shown as 9999-12-31' : 'its expiry is before the year 1: shown as 0001-01-01');
+  }
+  if (clamped.length === 0) return o;
+  return { ...o, remainingMs, ttlMs, detail: { ...(o.detail ?? {}), clamped: clamped.join('; ') } };
+}
+
 const isHeld = (o: Observation | undefined): o is Observation & { holder: string } =>
   o !== undefined && o.holder !== null && !o.problem && (o.remainingMs === null || o.remainingMs > 0);
 
@@ -132,9 +178,10 @@ export function leaseIdOf(source: string, key: string): string {
 }
 
 /** Compares what was known with what one read shows. Pure: time comes from `read`. */
-export function diffLease(prev: TrackedLease | undefined, observation: Observation | undefined, read: ReadContext): DiffResult {
+export function diffLease(prev: TrackedLease | undefined, unbounded: Observation | undefined, read: ReadContext): DiffResult {
+  const observation = unbounded && boundObservation(unbounded, read.startedWall);
   const now = read.startedMono;
-  const toWall = (mono: number) => Math.round(read.startedWall + (mono - now));
+  const toWall = (mono: number) => clampWall(Math.round(read.startedWall + (mono - now)));
   const uncertainty = (observation?.precisionMs ?? 0) + Math.max(0, (read.finishedMono ?? now) - now);
   // Two estimates differ by more than noise only beyond both of their uncertainties.
   const slack = uncertainty + (prev?.expiryUncertaintyMs ?? 0) + TIMING_SLACK_MS;
@@ -192,7 +239,11 @@ export function diffLease(prev: TrackedLease | undefined, observation: Observati
     return { next, changes, renewal };
   }
 
-  const wasHeld = prev?.state === 'held' && prev.holder !== null;
+  // A lease that was stale (its source or table could not be read) or unknown (its row could
+  // not be interpreted) was not watched meanwhile: this read is compared with the last state
+  // known before, as after a gap, and nothing that happened between is invented.
+  const afterGap = read.afterGap || prev?.stale === true || prev?.state === 'unknown';
+  const wasHeld = (prev?.state === 'held' || prev?.state === 'unknown') && prev.holder !== null;
   const nowHeld = isHeld(observation);
   const expiryOf = (o: Observation) => (o.remainingMs === null ? null : now + o.remainingMs);
   // When the current grant (or renewal) happened, estimated from its expiry and TTL.
@@ -249,8 +300,24 @@ export function diffLease(prev: TrackedLease | undefined, observation: Observati
   };
 
   // ------------------------------------------------------------------ held before
-  if (wasHeld && nowHeld && observation.holder === prev.holder && observation.token === prev.token) {
+  // The same holder with another token is not a change of hands: it renewed and the backend
+  // gave it a new token on the way (the lease-table SQL bumps the token on every renewal), or
+  // a lower token was reported above as a regression and is nothing more. Unless its grant
+  // had run out first: then it is an expiry and an acquisition by the same holder (below).
+  // A candidate queued under the same name (etcd proposals need not differ) is another grant.
+  const wasQueued = wasHeld && nowHeld && prev.candidates.some((c) => c.holder === observation.holder && c.token === observation.token);
+  const reacquired =
+    wasHeld &&
+    nowHeld &&
+    prev.expiresAtMono !== null &&
+    prev.token !== null &&
+    observation.token !== null &&
+    observation.token > prev.token &&
+    prev.expiresAtMono <= grantTimeOf(observation, prev.observedAtMono) + slack;
+  if (wasHeld && nowHeld && observation.holder === prev.holder && (observation.token === prev.token || (!afterGap && !wasQueued && !reacquired))) {
     // Same grant. A renewal moved its expiry forward by more than the reading's precision.
+    next.state = 'held';
+    next.token = observation.token;
     const expiry = expiryOf(observation);
     if (expiry !== null && prev.expiresAtMono !== null && expiry > prev.expiresAtMono + slack) {
       const renewedAt = grantTimeOf(observation, prev.observedAtMono);
@@ -286,7 +353,7 @@ export function diffLease(prev: TrackedLease | undefined, observation: Observati
     // Another grant: a new holder, or the same holder with a new token. A candidate that was
     // queued behind the old holder (an etcd election or mutex) took over the moment the old
     // holder's key went away, not when its own lease was last kept alive.
-    if (read.afterGap) {
+    if (afterGap) {
       push({ ...gapChange(prev, observation, read), atWall: read.startedWall });
       hold(observation, grantTimeOf(observation, prev.observedAtMono), null);
       next.lastHolder = prev.holder;
@@ -294,7 +361,6 @@ export function diffLease(prev: TrackedLease | undefined, observation: Observati
       next.ended = null;
       return { next, changes, renewal };
     }
-    const wasQueued = prev.candidates.some((c) => c.holder === observation.holder && c.token === observation.token);
     const oldExpiry = prev.expiresAtMono;
     if (wasQueued) {
       // The backend hands over atomically: the old holder's key went away (its lease ran out,
@@ -333,7 +399,7 @@ export function diffLease(prev: TrackedLease | undefined, observation: Observati
         token: observation.token,
         previousToken: prev.token,
         gapMs: Math.max(0, Math.round(grantMono - oldExpiry)),
-        detail: { cause: 'expired' },
+        detail: observation.holder === prev.holder ? { cause: 'expired', sameHolder: true } : { cause: 'expired' },
       });
       next.transitions += 2;
     } else {
@@ -356,7 +422,7 @@ export function diffLease(prev: TrackedLease | undefined, observation: Observati
   }
 
   if (wasHeld && !nowHeld) {
-    if (read.afterGap) {
+    if (afterGap) {
       push({ ...gapChange(prev, observation, read), atWall: read.startedWall });
       next.state = observation && observation.holder !== null && !observation.released ? 'expired' : 'free';
       next.lastHolder = prev.holder;
@@ -395,7 +461,7 @@ export function diffLease(prev: TrackedLease | undefined, observation: Observati
     let previousToken: bigint | null = null;
     let gapMs: number | null = null;
     if (!prev) detail.firstSeen = true;
-    else if (read.afterGap) detail.afterGap = true;
+    else if (afterGap) detail.afterGap = true;
     else if (ended) {
       // Paired with how the previous grant ended: a failover when someone else took it.
       previousHolder = ended.holder;
@@ -476,7 +542,7 @@ export type AppliedRead = {
  * known lease missing from the read is gone.
  */
 export function applyRead(known: Map<string, TrackedLease>, observations: readonly Observation[], read: ReadContext, covered?: readonly string[]): AppliedRead {
-  const byKey = new Map(observations.map((o) => [o.key, o]));
+  const byKey = new Map(observations.map((o) => [o.key, boundObservation(o, read.startedWall)]));
   const keys = new Set<string>(covered ?? known.keys());
   for (const key of byKey.keys()) keys.add(key);
   const result: AppliedRead = { dirty: [], renewedOnly: new Set(), events: [], renewals: [] };
