@@ -1,11 +1,12 @@
 // The Leasehold CLI. Commands grow with the issues that need them; each one says what
 // it did, fails with a sentence (never a stack trace) and a non-zero exit.
-import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../lib/config';
+import { inspect, parseArgs } from 'node:util';
+import { ConfigError, knownSecrets, loadConfig, redactUrlPassword, type Config } from '../lib/config';
 import { StoreLockedError } from '../lib/db/embedded';
 import { describeStatus, MigrationError } from '../lib/db/migrate';
 import { openStore } from '../lib/db/store';
 import { toPublicError } from '../lib/errors';
+import { redactUrlsIn, scrub, secretsOf } from '../lib/redact';
 
 const USAGE = `Usage: leasehold <command> [options]
 
@@ -158,18 +159,28 @@ function configCheckCommand(json: boolean): number {
   return 0;
 }
 
+/**
+ * What an error may print: URLs redacted, and every secret this process knows scrubbed (the
+ * configs it loaded, DATABASE_URL, LEASEHOLD_URL's password, LEASEHOLD_TOKEN).
+ */
+function safe(text: string): string {
+  const env = { LEASEHOLD_URL: process.env.LEASEHOLD_URL, LEASEHOLD_TOKEN: process.env.LEASEHOLD_TOKEN };
+  return scrub(redactUrlPassword(text), [...knownSecrets(), ...secretsOf({ env })]);
+}
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      console.error(`leasehold: ${(error as Error).message}\n\n${USAGE}`);
+      console.error(`leasehold: ${safe((error as Error).message)}\n\n${USAGE}`);
       process.exit(2);
     }
     if (error instanceof ConfigError || error instanceof StoreLockedError || error instanceof MigrationError || (error as Error)?.name === 'ApiCallError') {
-      console.error(`leasehold: ${(error as Error).message}`);
+      console.error(`leasehold: ${safe((error as Error).message)}`);
     } else {
-      console.error(`leasehold: ${toPublicError(error, () => {}).message.replace(/ \(reference.*$/, '')}`);
-      if (process.env.LEASEHOLD_DEBUG) console.error(error);
+      console.error(`leasehold: ${safe(toPublicError(error, () => {}).message.replace(/ \(reference.*$/, ''))}`);
+      // The whole error, cause and all, but for the secrets it may quote.
+      if (process.env.LEASEHOLD_DEBUG) console.error(safe(redactUrlsIn(inspect(error, { depth: 6 }))));
     }
     process.exit(1);
   },

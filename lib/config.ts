@@ -1,11 +1,15 @@
 // Configuration: `leasehold.config.json` (path from LEASEHOLD_CONFIG) plus the environment.
 //
 // Everything a person can get wrong here is reported at once, one line per problem,
-// each naming the field, what was expected and what was found. Values that may hold
-// secrets (URLs with passwords) are shown with the password replaced.
+// each naming the field, what was expected and what was found. Secrets are never shown:
+// URLs are redacted by parsing (lib/redact.ts), fields named like password/secret/token are
+// described without their value, and every problem is scrubbed of every secret the file and
+// DATABASE_URL hold. A JSON syntax error is placed by line and column, never quoted.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseAllowedHosts } from './api/host';
+import { redactUrl, redactUrlsIn, scrub, secretsOf } from './redact';
 
 export const DEFAULT_CONFIG_FILE = 'leasehold.config.json';
 export const DEFAULT_DATA_DIR = '.leasehold/data';
@@ -160,6 +164,8 @@ export type Config = FileConfig & {
   port: number;
   /** The collector's ownership lease on each source (LEASEHOLD_COLLECTOR_LEASE_TTL_MS): how soon a dead collector's sources move. */
   collectorLeaseTtlMs: number;
+  /** LEASEHOLD_ALLOWED_HOSTS: the Host names requests may carry (lib/api/host.ts), `*` for any; null for the default. */
+  allowedHosts: string[] | null;
 };
 
 export const DEFAULT_COLLECTOR_LEASE_TTL_MS = 10_000;
@@ -192,6 +198,16 @@ const envSchema = z.object({
       .max(600_000, { error: 'expected at most 600000 ms (10 minutes)' })
       .default(DEFAULT_COLLECTOR_LEASE_TTL_MS),
   ),
+  LEASEHOLD_ALLOWED_HOSTS: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .refine((text) => parseAllowedHosts(text) !== null, {
+        error: 'expected a comma-separated list of host names or addresses, each optionally with :port ([::1]:3000 for IPv6), or *',
+      })
+      .transform((text) => parseAllowedHosts(text)!)
+      .optional(),
+  ),
 });
 
 function blankToUndefined(value: unknown) {
@@ -220,6 +236,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const explicit = blankToUndefined(env.LEASEHOLD_CONFIG) as string | undefined;
   const file = path.resolve(cwd, explicit ?? DEFAULT_CONFIG_FILE);
   let fileConfig: FileConfig | undefined;
+  let fileValue: unknown;
   let origin = explicit ? file : 'the environment';
   // Paths chosen at run time: tell Turbopack not to trace the whole project for them.
   const fileExists = existsSync(/*turbopackIgnore: true*/ file);
@@ -229,6 +246,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     const parsed = parseConfigText(readConfigFile(file, problems), problems);
     if (parsed !== undefined) {
       const interpolated = interpolateEnv(parsed, env, problems);
+      fileValue = interpolated;
       const result = fileSchema.safeParse(interpolated, { reportInput: true });
       if (result.success) fileConfig = result.data;
       else for (const issue of result.error.issues) problems.push(formatIssue(issue, interpolated));
@@ -240,11 +258,14 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   }
 
   if (problems.length > 0 || !envResult.success || fileConfig === undefined) {
-    throw new ConfigError(origin, problems);
+    // A secret may sit where a problem quotes text (a value in the wrong field): scrub them all.
+    const secrets = secretsOf({ file: fileValue, env: { DATABASE_URL: env.DATABASE_URL } });
+    rememberSecrets(secrets);
+    throw new ConfigError(origin, problems.map((problem) => scrub(problem, secrets)));
   }
-  const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR, LEASEHOLD_COLLECTOR_LEASE_TTL_MS } = envResult.data;
+  const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR, LEASEHOLD_COLLECTOR_LEASE_TTL_MS, LEASEHOLD_ALLOWED_HOSTS } = envResult.data;
   const demo = !DATABASE_URL && fileConfig.sources.length === 0 && env.LEASEHOLD_DEMO !== 'off';
-  return {
+  const config: Config = {
     ...fileConfig,
     sources: demo ? [DEMO_SOURCE] : fileConfig.sources,
     demo,
@@ -255,7 +276,36 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     host: HOST,
     port: PORT,
     collectorLeaseTtlMs: LEASEHOLD_COLLECTOR_LEASE_TTL_MS,
+    allowedHosts: LEASEHOLD_ALLOWED_HOSTS ?? null,
   };
+  rememberSecrets(secretsOf(config));
+  return config;
+}
+
+const secretState = globalThis as typeof globalThis & {
+  __leaseholdSecrets?: { all: Set<string>; list: readonly string[]; databaseUrl?: string };
+};
+
+function rememberSecrets(secrets: Iterable<string>) {
+  const state = (secretState.__leaseholdSecrets ??= { all: new Set(), list: [] });
+  const before = state.all.size;
+  for (const secret of secrets) state.all.add(secret);
+  if (state.all.size !== before) state.list = [...state.all];
+}
+
+/**
+ * Every secret of every config this process has loaded, and of its DATABASE_URL, in every
+ * form (lib/redact.ts secretsOf): for scrubbing a log line or an error that may quote one.
+ * The same array until a new secret is learnt, so scrub() reuses its pattern.
+ */
+export function knownSecrets(): readonly string[] {
+  const state = (secretState.__leaseholdSecrets ??= { all: new Set(), list: [] });
+  const databaseUrl = process.env.DATABASE_URL;
+  if (databaseUrl && databaseUrl !== state.databaseUrl) {
+    state.databaseUrl = databaseUrl;
+    rememberSecrets(secretsOf({ env: { DATABASE_URL: databaseUrl } }));
+  }
+  return state.list;
 }
 
 function readConfigFile(file: string, problems: string[]): string | undefined {
@@ -272,14 +322,45 @@ function parseConfigText(text: string | undefined, problems: string[]): unknown 
   try {
     return JSON.parse(text);
   } catch (error) {
+    // V8's messages quote the text around the error ("nter2@h", ], ...), which may hold a
+    // password: only the place is given, and the kind of error when V8 names it in fixed words.
     const message = (error as Error).message;
     const position = /at position (\d+)/.exec(message);
-    const where = position ? `${lineAndColumn(text, Number(position[1]))}: ` : '';
-    // V8 quotes the start of the text in some messages; that text may hold a password.
-    const reason = message.replace(/ in JSON at position \d+.*$/s, '').replace(/, ".*" is not valid JSON$/s, '');
-    problems.push(`${where}expected valid JSON, found a syntax error (${reason})`);
+    const offset = position ? Number(position[1]) : syntaxErrorOffset(text);
+    const kind = message.replace(/ in JSON at position \d+.*$/s, '');
+    const reason = JSON_ERROR_KINDS.test(kind) ? kind.charAt(0).toLowerCase() + kind.slice(1) : 'an unexpected character';
+    problems.push(`${lineAndColumn(text, offset)}: expected valid JSON, found a syntax error (${reason})`);
     return undefined;
   }
+}
+
+/** V8's JSON.parse messages that quote nothing of the text (the quotes in them are JSON's own punctuation). */
+const JSON_ERROR_KINDS =
+  /^(?:Unterminated string|Bad control character in string literal|Bad escaped character|Bad Unicode escape|Unexpected end of JSON input|Unexpected non-whitespace character after JSON|Expected (?:property name or '\}'|',' or '\}' after property value|',' or '\]' after array element|double-quoted property name|':' after property name)|Exponent part is missing a number|Unterminated fractional number|No number after minus sign)$/;
+
+/**
+ * Where JSON.parse gave up, for messages that do not say (`Unexpected token 'h', "..." is not
+ * valid JSON`): the longest prefix of the text that could still begin valid JSON.
+ */
+function syntaxErrorOffset(text: string): number {
+  const viable = (length: number) => {
+    try {
+      JSON.parse(text.slice(0, length));
+      return true;
+    } catch (error) {
+      const message = (error as Error).message;
+      const at = /at position (\d+)/.exec(message);
+      return message.startsWith('Unexpected end of JSON input') || (at !== null && Number(at[1]) >= length);
+    }
+  };
+  let low = 0;
+  let high = text.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (viable(middle)) low = middle;
+    else high = middle - 1;
+  }
+  return low;
 }
 
 function lineAndColumn(text: string, offset: number): string {
@@ -457,9 +538,16 @@ function editDistance(a: string, b: string): number {
 export function describeValue(value: unknown, at: PathKey[] = []): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
+  // Whatever sits in a field named like a secret is described, never shown: a number too.
+  const secretField = at.some((key) => typeof key === 'string' && /password|secret|token/i.test(key));
+  if (secretField) {
+    if (typeof value === 'string') return `a value of ${value.length} characters (not shown)`;
+    if (typeof value === 'number' || typeof value === 'bigint') return 'a number (not shown)';
+    if (typeof value === 'boolean') return 'true or false (not shown)';
+    if (Array.isArray(value)) return `a list (not shown)`;
+    return `${typeof value === 'object' ? 'an object' : typeof value} (not shown)`;
+  }
   if (typeof value === 'string') {
-    const secretField = at.some((key) => typeof key === 'string' && /password|secret|token/i.test(key));
-    if (secretField) return `a value of ${value.length} characters (not shown)`;
     const shown = redactUrlPassword(value);
     return JSON.stringify(shown.length > 80 ? `${shown.slice(0, 77)}...` : shown);
   }
@@ -469,7 +557,6 @@ export function describeValue(value: unknown, at: PathKey[] = []): string {
   return typeof value;
 }
 
-/** postgres://user:secret@host/db -> postgres://user:***@host/db */
 /** The embedded demo's source: its fleet's lease table, in the embedded store's own database. */
 export const DEMO_SOURCE: PostgresSourceConfig = {
   name: 'demo',
@@ -480,8 +567,14 @@ export const DEMO_SOURCE: PostgresSourceConfig = {
   pollMs: 1_000,
 };
 
+/**
+ * A URL, or text holding URLs, with every password replaced by `***` (lib/redact.ts parses
+ * them: passwords with `@`, `/`, blanks; scheme-less `user:pass@host`; secret query parameters).
+ */
 export function redactUrlPassword(text: string): string {
-  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^@\s/]*@/gi, '$1***@');
+  // One connection string (with or without a scheme) is read whole; anything else as free text.
+  const single = !/[\r\n]/.test(text) && (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text) || /^[^\s:/?#@]+:.*@/.test(text));
+  return single ? redactUrl(text) : redactUrlsIn(text);
 }
 
 const configState = globalThis as typeof globalThis & { __leaseholdConfig?: Config };

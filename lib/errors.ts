@@ -1,7 +1,8 @@
 // Typed errors from lib, turned into what a person may see: a status, a code and a
 // sentence. No stack traces, connection strings or secrets leave this function.
 import { randomUUID } from 'node:crypto';
-import { ConfigError, redactUrlPassword } from './config';
+import { ConfigError, knownSecrets, redactUrlPassword } from './config';
+import { redactUrlsIn, scrub } from './redact';
 import { StoreLockedError } from './db/embedded';
 import { MigrationError } from './db/migrate';
 import { InvalidLeaseIdError } from './domain/lease-id';
@@ -26,7 +27,7 @@ export function toPublicError(error: unknown, log: (line: string) => void = cons
     return { status: 503, error: 'store_locked', message: error.message };
   }
   if (error instanceof MigrationError) {
-    return { status: 503, error: 'store_migration_failed', message: redactUrlPassword(error.message) };
+    return { status: 503, error: 'store_migration_failed', message: scrub(redactUrlPassword(error.message), knownSecrets()) };
   }
   if (error instanceof InvalidLeaseIdError) {
     return { status: 400, error: 'invalid_lease_id', message: error.message };
@@ -44,9 +45,11 @@ export function toPublicError(error: unknown, log: (line: string) => void = cons
   if (error instanceof Error && /Connection terminated|timeout expired/i.test(error.message)) {
     return { status: 503, error: 'store_unavailable', message: 'The store cannot be reached (connection timed out).' };
   }
-  // Anything else is a bug: log it whole on the server, give the person a reference.
+  // Anything else is a bug: log it whole on the server (but for any secret it quotes: a
+  // driver's error may carry the store's URL), give the person a reference.
   const reference = randomUUID().slice(0, 8);
-  log(`[leasehold] error ${reference}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  const details = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  log(`[leasehold] error ${reference}: ${scrub(redactUrlsIn(details), knownSecrets())}`);
   return {
     status: 500,
     error: 'internal',

@@ -2,6 +2,7 @@
 // with no server and no store. Exit 0 when every source could be read, 1 otherwise.
 import type { Config } from '../../lib/config';
 import { stateOf, leaseIdOf } from '../../lib/domain/observe';
+import { scrub, secretsOf } from '../../lib/redact';
 import { createSources } from '../../lib/sources/registry';
 import { SourceUnavailableError } from '../../lib/sources/errors';
 import { printTable } from './table';
@@ -14,6 +15,8 @@ export async function snapshotCommand(config: Config, json: boolean): Promise<nu
     return 1;
   }
   const sources = createSources(config);
+  // The sources scrub their own errors (lib/sources/registry.ts); this is the last line of defence.
+  const secrets = secretsOf(config);
   const observedAt = new Date().toISOString();
   const results = await Promise.all(
     sources.map(async (source) => {
@@ -22,7 +25,7 @@ export async function snapshotCommand(config: Config, json: boolean): Promise<nu
         return { source, snapshot, error: null as string | null };
       } catch (error) {
         const reason = error instanceof SourceUnavailableError ? error.reason : String((error as Error)?.message ?? error);
-        return { source, snapshot: null, error: reason };
+        return { source, snapshot: null, error: scrub(reason, secrets) };
       } finally {
         await source.close().catch(() => {});
       }

@@ -13,6 +13,7 @@ import type { Config } from '../config';
 import type { Store } from '../db';
 import { createLeaderElector, createLeaseClient, type LeaseClient } from '../lease';
 import { pglitePool } from '../db/pglite-pool';
+import { redactUrlsIn, scrub, secretsOf } from '../redact';
 import { createSources } from '../sources/registry';
 import type { LeaseSource } from '../sources/types';
 import { metrics } from './metrics';
@@ -61,7 +62,7 @@ export function startCollector(options: CollectorOptions): Collector {
             log(error.message);
             return;
           }
-          log(`${source.name}: observer failed (${(error as Error)?.stack ?? error}); restarting in 1 s`);
+          log(`${source.name}: observer failed (${scrub(redactUrlsIn(String((error as Error)?.stack ?? error)), secretsOf(options.config))}); restarting in 1 s`);
           await new Promise((resolve) => setTimeout(resolve, 1_000));
         }
       }

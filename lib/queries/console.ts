@@ -1,7 +1,7 @@
 // Read models for the console pages that exist before the full console does.
 import 'server-only';
-import type { Config } from '../config';
-import { redactUrlPassword } from '../config';
+import type { Config, SourceConfig } from '../config';
+import { redactUrl, scrub, secretsOf } from '../redact';
 import { subscribe } from '../collector/bus';
 import type { Store } from '../db';
 
@@ -49,6 +49,38 @@ function ensureSourceWatch() {
 }
 
 /**
+ * Where a source points, for people: its URLs (or etcd endpoints) joined by `, `, each taken
+ * apart by lib/redact.ts with its password and secret query values replaced by `***`; user,
+ * host, port and path stay. The etcd username and password fields are not part of it. Then,
+ * in case a URL reads differently to a driver than to us, any secret of the source that the
+ * text still holds is scrubbed, unless it is the host (a password that equals the host name
+ * or a part of it is hidden by its place in the URL, and the host stays readable).
+ */
+export function sourceTarget(source: SourceConfig): string {
+  const known = targets.get(source);
+  if (known !== undefined) return known;
+  const urls = source.backend === 'postgres' ? [source.url] : source.backend === 'redis' ? source.urls : source.endpoints;
+  const secrets = secretsOf({ ...source, username: undefined });
+  const target = urls
+    .map((url) => {
+      const shown = redactUrl(url);
+      const host = hostPart(shown);
+      return scrub(shown, secrets.filter((secret) => !host.includes(secret)));
+    })
+    .join(', ');
+  targets.set(source, target);
+  return target;
+}
+const targets = new WeakMap<SourceConfig, string>();
+
+/** The host (and port) list of a redacted URL: what follows its userinfo, up to the path. */
+function hostPart(url: string): string {
+  const afterScheme = url.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//, '');
+  const userinfoEnd = afterScheme.lastIndexOf('***@');
+  return afterScheme.slice(userinfoEnd === -1 ? 0 : userinfoEnd + 4).split(/[/?#]/, 1)[0] ?? '';
+}
+
+/**
  * The configured sources with their status. `maxAgeMs`: the source rows may be that old (the
  * lease list, asked for by every page load, reads them at most once a second; a change of
  * status is read at once).
@@ -64,11 +96,10 @@ export async function listSources(store: Store, config: Config, leaseCounts?: Re
   const stored = new Map(rows.map((row) => [row.name, row]));
   const configured = config.sources.map((source): SourceRow => {
     const row = stored.get(source.name);
-    const targets = source.backend === 'postgres' ? [source.url] : source.backend === 'redis' ? source.urls : source.endpoints;
     return {
       name: source.name,
       backend: source.backend,
-      target: targets.map((target) => redactUrlPassword(target)).join(', '),
+      target: sourceTarget(source),
       status: row?.status ?? 'unknown',
       lastGoodReadAt: row?.lastGoodReadAt?.toISOString() ?? null,
       lastError: row?.lastError ?? null,

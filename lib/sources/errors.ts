@@ -1,10 +1,12 @@
 // Typed errors of the adapters, mapped to words at the edge. Messages name what was wrong
-// and never carry credentials.
+// and never carry credentials: every reason has its URLs redacted here, and the registry
+// (registry.ts) scrubs each source's errors of that source's secrets (scrubSourceError).
+import { redactUrlsIn, scrub } from '../redact';
 
 /** The source could not be read: unreachable, timed out, refused, or laid out unlike its config says. */
 export class SourceUnavailableError extends Error {
   constructor(readonly source: string, reason: string, options?: { cause?: unknown }) {
-    super(`${source}: ${reason}`, options);
+    super(`${source}: ${redactUrlsIn(reason)}`, options);
     this.name = 'SourceUnavailableError';
   }
   /** The reason without the source name, for a person reading the sources page. */
@@ -19,7 +21,7 @@ export class SourceUnavailableError extends Error {
  */
 export function connectionProblem(error: unknown, target: string): string {
   const code = (error as { code?: string } | null)?.code;
-  const message = String((error as Error | null)?.message ?? error);
+  const message = redactUrlsIn(String((error as Error | null)?.message ?? error));
   switch (code) {
     case 'ECONNREFUSED':
       return `${target} refused the connection (is the server running, on that port?)`;
@@ -37,4 +39,21 @@ export function connectionProblem(error: unknown, target: string): string {
     default:
       return /timed? ?out/i.test(message) ? `${target} did not answer in time` : `${target}: ${message}`;
   }
+}
+
+/**
+ * The error as it may leave a source: the message (a SourceUnavailableError's reason) and the
+ * stack scrubbed of `secrets` and of URL passwords, and no `cause`, which a log would print
+ * whole with whatever the driver put in it (its options, the connection string).
+ */
+export function scrubSourceError(error: unknown, secrets: readonly string[]): Error {
+  if (error instanceof SourceUnavailableError) return new SourceUnavailableError(error.source, scrub(error.reason, secrets));
+  const clean = new Error(scrub(redactUrlsIn(String((error as Error | null)?.message ?? error)), secrets));
+  if (error instanceof Error) {
+    clean.name = error.name;
+    if (error.stack) clean.stack = scrub(redactUrlsIn(error.stack), secrets);
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' || typeof code === 'number') Object.assign(clean, { code });
+  }
+  return clean;
 }

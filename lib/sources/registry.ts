@@ -1,19 +1,22 @@
 // Builds the configured sources. The only place that knows every backend's adapter.
 import { DEMO_SOURCE, type Config, type SourceConfig } from '../config';
 import type { PgPoolLike } from '../db/pg-like';
+import { scrub, scrubDeep, secretsOf } from '../redact';
 import { createEtcdSource } from './etcd';
+import { scrubSourceError } from './errors';
 import { createPostgresSource } from './postgres';
 import { createRedisSource } from './redis';
-import type { LeaseSource } from './types';
+import type { Observation } from '../domain/observe';
+import type { ChangeHint, LeaseSource } from './types';
 
 export function createSource(config: SourceConfig, defaultPollMs: number): LeaseSource {
   switch (config.backend) {
     case 'postgres':
-      return createPostgresSource(config, defaultPollMs);
+      return withoutSecrets(createPostgresSource(config, defaultPollMs), config);
     case 'redis':
-      return createRedisSource(config, defaultPollMs);
+      return withoutSecrets(createRedisSource(config, defaultPollMs), config);
     case 'etcd':
-      return createEtcdSource(config, defaultPollMs);
+      return withoutSecrets(createEtcdSource(config, defaultPollMs), config);
   }
 }
 
@@ -27,4 +30,52 @@ export function createSources(config: Pick<Config, 'sources' | 'pollMs'> & { dem
       ? createPostgresSource(source, config.pollMs, embedded ?? undefined)
       : createSource(source, config.pollMs),
   );
+}
+
+/**
+ * The source, with everything it says that may quote a credential scrubbed of its config's
+ * secrets (lib/redact.ts secretsOf: URL passwords in every form, etcd's username and
+ * password): the errors any of its methods throws or rejects with (message and reason; the
+ * cause, which a log would print with the driver's options, is dropped), the problems of its
+ * observations, its status detail, its unread parts' reasons and its change hints' reasons.
+ * A driver or gRPC error that quotes a password without it being a URL is then safe.
+ * A proxy, so a method the contract gains later is covered too.
+ */
+function withoutSecrets(source: LeaseSource, config: SourceConfig): LeaseSource {
+  const secrets = secretsOf(config);
+  const fail = (error: unknown): never => {
+    throw scrubSourceError(error, secrets);
+  };
+  const clean = (result: unknown): unknown => {
+    if (result === null || typeof result !== 'object' || Array.isArray(result)) return result;
+    const fields = result as Record<string, unknown>;
+    const cleaned: Record<string, unknown> = { ...fields };
+    if (Array.isArray(fields.observations)) {
+      cleaned.observations = (fields.observations as Observation[]).map((o) => (o.problem ? { ...o, problem: scrub(o.problem, secrets) } : o));
+    }
+    for (const key of ['status', 'unread']) if (key in fields) cleaned[key] = scrubDeep(fields[key], secrets);
+    return cleaned;
+  };
+  const cleanHint = (onHint: (hint: ChangeHint) => void) => (hint: ChangeHint) =>
+    onHint(hint?.reason ? { ...hint, reason: scrub(hint.reason, secrets) } : hint);
+  const methods = new Map<PropertyKey, unknown>();
+  return new Proxy(source, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key);
+      if (typeof value !== 'function') return value;
+      if (!methods.has(key)) {
+        methods.set(key, (...args: unknown[]) => {
+          if (key === 'watch' && typeof args[0] === 'function') args[0] = cleanHint(args[0] as (hint: ChangeHint) => void);
+          let result: unknown;
+          try {
+            result = (value as (...a: unknown[]) => unknown).apply(target, args);
+          } catch (error) {
+            return fail(error);
+          }
+          return result instanceof Promise ? result.then(clean, fail) : result;
+        });
+      }
+      return methods.get(key);
+    },
+  });
 }

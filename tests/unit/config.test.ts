@@ -151,9 +151,9 @@ const INVALID: { name: string; content: unknown; env?: Record<string, string>; e
     expected: ['sources[0] ("pg-main").url: refers to the environment variable PG_PASSWORD, which is not set'],
   },
   {
-    name: 'a password field is never echoed',
+    name: 'a password field is never echoed, a number neither',
     content: { sources: [{ ...etcd, password: 12345 }] },
-    expected: ['sources[0] ("etcd-main").password: expected text, found 12345'],
+    expected: ['sources[0] ("etcd-main").password: expected text, found a number (not shown)'],
   },
   {
     name: 'bad environment: PORT, DATABASE_URL',
@@ -214,5 +214,48 @@ describe('invalid configurations: one clear sentence per problem', () => {
     expect(() => loadConfig({ env: { LEASEHOLD_CONFIG: 'missing.json' }, cwd: dir })).toThrow(
       /LEASEHOLD_CONFIG: expected the path of a config file, found "missing.json", which does not exist/,
     );
+  });
+});
+
+// A password must not reach a person through a config problem in any form (issue 13, point 6).
+describe('config problems never show a secret', () => {
+  it('a numeric password field: "found a number (not shown)", never the number', () => {
+    const problems = problemsOf({ sources: [{ ...etcd, username: 'root', password: 12345 }] });
+    expect(problems).toEqual(['sources[0] ("etcd-main").password: expected text, found a number (not shown)']);
+    expect(problems.join('\n')).not.toContain('12345');
+  });
+
+  it.each([
+    // V8 quotes ten characters or so either side of an unexpected token: ..."r2@db:1", ], "match"...
+    ['in a list, next to a URL with a password', '{"sources": [{"name": "r", "backend": "redis", "urls": ["redis://:hunter2@db:1", ], "match": ["*"]}]}', ']'],
+    ['an unquoted password', '{"sources": [{"name": "e", "backend": "etcd", "password": hunter2}]}', 'h'],
+    ['a short file that is all password', 'hunter2', 'h'],
+  ])('a JSON syntax error %s is placed by line and column, quoting nothing', (_name, text, token) => {
+    const problems = problemsOf(text);
+    const column = text.indexOf(token, token === ']' ? text.indexOf('hunter2') : 0) + 1;
+    expect(problems).toEqual([`line 1, column ${column}: expected valid JSON, found a syntax error (an unexpected character)`]);
+  });
+
+  it('a JSON syntax error V8 names in fixed words keeps them, with line and column', () => {
+    const text = '{\n  "sources": [{ "url": "postgres://app:hunter2@db/app\n';
+    const column = text.length - 1 - text.indexOf('\n'); // the newline that ends line 2, inside the string
+    expect(problemsOf(text)).toEqual([`line 2, column ${column}: expected valid JSON, found a syntax error (bad control character in string literal)`]);
+  });
+
+  it.each([
+    ['a /, a blank, @ and a tab in the password', 'postgres://app:hun/ter2 @x\thunter2@db.internal:5432/app', 'postgres://app:***@db.internal:5432/app'],
+    ['a URL without a scheme', 'app:hunter2@db.internal:5432/app', 'app:***@db.internal:5432/app'],
+    ['a secret query parameter', 'mysql://db.internal:3306/app?password=hunter2', 'mysql://db.internal:3306/app?password=***'],
+  ])('an invalid URL with %s is shown redacted', (_name, url, shown) => {
+    const problems = problemsOf({ sources: [{ ...pg, url }] });
+    expect(problems).toEqual([`sources[0] ("pg-main").url: expected a postgres:// or postgresql:// URL, found "${shown}"`]);
+    expect(problems.join('\n')).not.toMatch(/hun|ter2/);
+  });
+
+  it('a secret quoted from another field is scrubbed (every secret of the file, in every form)', () => {
+    const problems = problemsOf({
+      sources: [{ ...pg, url: 'postgres://app:s3cr%40t@db/app', tables: [{ table: 'leases s3cr@t', format: 'leasehold' }] }],
+    });
+    expect(problems).toEqual(['sources[0] ("pg-main").tables[0].table: expected a table name such as "leases" or "app.leases", found "leases ***"']);
   });
 });
