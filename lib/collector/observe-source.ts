@@ -8,16 +8,22 @@
 // were applied. A failed full read makes the source down and its leases stale, and nothing
 // else: the next good read is compared with the last one as "after a gap", so no expiry,
 // release or failover is invented.
+//
+// A failing source costs next to nothing: every read has a deadline that does not depend on
+// the adapter honouring its signal (readDeadlineMs), the next attempt waits a backoff with
+// jitter (up to MAX_BACKOFF_MS), and the store is written when the source's status changes,
+// not at every failed attempt.
+import { ExponentialBackoff, type IBackoff } from 'cockatiel';
 import type { Store } from '../db';
 import { applyRead, type Observation, type ReadContext, type TrackedLease } from '../domain/observe';
 import { minuteOf, rollupRenewals, type RenewalPoint } from '../domain/renewal-stats';
 import { eventView, leaseView } from '../domain/views';
 import { linkedTimeout } from '../lease/deadline';
 import { SourceUnavailableError } from '../sources/errors';
-import type { LeaseSource, PollResult } from '../sources/types';
+import type { LeaseSource, PollResult, UnreadScope } from '../sources/types';
 import { publish } from './bus';
 import { metrics } from './metrics';
-import { StaleOwnerError, loadSource, writeBatch, type SourceRow, type WriteBatch, type WrittenEvent } from './store-writer';
+import { StaleOwnerError, loadSource, writeBatchSalvaging, type SourceRow, type WriteBatch, type WrittenEvent } from './store-writer';
 
 export type ObserveOptions = {
   store: Store;
@@ -36,6 +42,42 @@ export type ReadReport = { source: string; full: boolean; ok: boolean; leases: n
 const now = () => performance.now();
 const HINT_COALESCE_MS = 5;
 const RENEWAL_FLUSH_MS = 1_000;
+/** A failing source is tried again after a backoff growing from its poll interval to this, with jitter. */
+export const MAX_BACKOFF_MS = 10_000;
+/** A down source's row is written when its status changes, and its error text at most this often. */
+const DOWN_REWRITE_MS = 60_000;
+
+/**
+ * How long one read may take before the source counts as down: twice the poll interval,
+ * at least 5 s, at most 30 s. A source whose calls hang is down within this of the read that
+ * hung (docs/configuring-sources.md says so).
+ */
+export function readDeadlineMs(pollMs: number): number {
+  return Math.min(30_000, Math.max(5_000, 2 * pollMs));
+}
+
+/**
+ * Settles with `work`, or rejects as soon as `signal` aborts, whether or not the adapter
+ * listens to it: a read stuck in a driver cannot hold the observer.
+ */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal, reason: () => Error): Promise<T> {
+  work.catch(() => {}); // settles later, unobserved, when it was given up on
+  if (signal.aborted) return Promise.reject(reason());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(reason());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
 
 /** Resolves after `ms`, when the signal aborts, or when the registered wake function is called, leaving no listener behind. */
 function pause(ms: number, signal: AbortSignal, register?: (wake: () => void) => void): Promise<void> {
@@ -55,7 +97,9 @@ function pause(ms: number, signal: AbortSignal, register?: (wake: () => void) =>
 export async function observeSource(options: ObserveOptions, signal: AbortSignal): Promise<void> {
   const { store, source, log } = options;
   const labels = { source: source.name };
-  const readTimeoutMs = Math.max(10_000, source.pollMs * 5);
+  const readTimeoutMs = readDeadlineMs(source.pollMs);
+  /** A read that ran out of time, in words. */
+  const tooSlow = () => new SourceUnavailableError(source.name, `no answer within ${readTimeoutMs / 1000} s`);
 
   // 1. Start from what the store knows. Whatever happened since it was written, we did not see.
   const loaded = await retrying('loading the source from the store', () => loadSource(store, source.name, now(), Date.now()), signal, log);
@@ -66,6 +110,12 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
   let afterGap = known.size > 0;
   let lastGoodReadAt: number | null = null;
   let writtenGoodReadAt = -Infinity;
+  // What the last full read could not read of the source (a table), for its row's lastError.
+  let lastPartly: string | null = null;
+  // The reason written for the source being down, and when: it is written again only when it
+  // changed, and then at most once a minute.
+  let downReason: string | null = null;
+  let downWrittenAt = -Infinity;
   const minutes = new Map<string, Map<number, RenewalPoint[]>>();
   const sourceRow = (status: 'up' | 'down', lastError: string | null, lastPollMs: number | null): SourceRow => ({
     name: source.name,
@@ -178,12 +228,23 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     detail: Record<string, unknown> | null,
     /** A poll that proved the source answers (it counts as a good read, without reading everything). */
     liveness = false,
+    /** Parts of a full read that could not be read: their leases are not gone, only not seen. */
+    unread: UnreadScope[] = [],
   ) {
     const read: ReadContext = { source: source.name, backend: source.backend, startedMono, startedWall, finishedMono: now(), afterGap: afterGap || gap };
     // A lease already moved forward by a read that started later (the other lane) keeps
     // that newer picture: this read is older news about it.
     const isNewer = (key: string) => (known.get(key)?.observedAtMono ?? -Infinity) > startedMono;
-    const scope = full ? [...known.keys()] : (covered ?? []);
+    const unseen = (key: string) => unread.some((part) => key.startsWith(part.prefix));
+    // Leases of an unread part are marked stale, and compared across a gap when seen again.
+    const hidden: TrackedLease[] = [];
+    for (const lease of known.values()) {
+      if (lease.stale || !unseen(lease.key)) continue;
+      lease.stale = true;
+      lease.version += 1;
+      hidden.push(lease);
+    }
+    const scope = full ? [...known.keys()].filter((key) => !unseen(key)) : (covered ?? []);
     const stale = new Set(scope.filter(isNewer));
     for (const o of observations) if (isNewer(o.key)) stale.add(o.key);
     const applied = applyRead(
@@ -194,19 +255,23 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     );
     if (full) afterGap = false;
     if (full || liveness) lastGoodReadAt = startedWall;
+    const partly = unread.length ? unread.map((part) => part.reason).join('; ') : null;
     const batch = emptyBatch(options, {
-      ...sourceRow('up', null, full ? Math.round(now() - startedMono) : null),
+      ...sourceRow('up', full ? partly : lastPartly, full ? Math.round(now() - startedMono) : null),
       lastGoodReadAt: full || liveness ? startedWall : null,
       detail,
     });
+    if (full) lastPartly = partly;
     if (up === false) {
       log(`${source.name}: up again`);
-      batch.sourceEvents.push({ seq: ++sourceSeq, type: 'source_up', atWall: startedWall, detail: null });
+      // Stamped when the read that proved it came back, not when that read began.
+      batch.sourceEvents.push({ seq: ++sourceSeq, type: 'source_up', atWall: Date.now(), detail: null });
       batch.setStale = false;
+      downReason = null;
     }
     up = true;
     // State changes go now; renewals join the next one-second batch.
-    batch.dirty = applied.dirty.filter((lease) => !applied.renewedOnly.has(lease));
+    batch.dirty = [...hidden, ...applied.dirty.filter((lease) => !applied.renewedOnly.has(lease))];
     batch.events = applied.events;
     for (const lease of applied.renewedOnly) renewalsDue.leases.set(lease.id, lease);
     for (const lease of batch.dirty) renewalsDue.leases.delete(lease.id);
@@ -216,17 +281,22 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     // "last good read" once a second.
     const refresh = liveness && startedWall - writtenGoodReadAt >= 1_000;
     const idle = !full && !refresh && batch.dirty.length === 0 && batch.events.length === 0 && batch.sourceEvents.length === 0;
+    if (batch.setStale === false && unread.length) batch.setStale = undefined; // some leases stay stale: marked one by one above
     if (full || refresh) writtenGoodReadAt = startedWall;
     return { applied, written: idle ? [] : await enqueue(batch), published: batch.dirty };
   }
 
   async function fullLane() {
     let nextFullAt = now();
+    // While the source fails: how long until the next attempt (null while it answers).
+    let backoff: IBackoff<unknown> | null = null;
     while (!signal.aborted && stopWith === null) {
       const untilPoll = nextFullAt - now();
-      if (!pending.full && untilPoll > 0) {
+      // A hint asks for a read now, unless the source is failing: then its backoff holds.
+      if (untilPoll > 0 && (!pending.full || backoff !== null)) {
         await pause(untilPoll, signal, (done) => (wakers.full = done));
         if (signal.aborted) return;
+        continue;
       }
       const gap = pending.gap;
       const askedFull = pending.full;
@@ -240,21 +310,27 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
       try {
         // After a gap, or when a hint asked for everything, a full snapshot; otherwise what
         // the source says a poll needs (only a liveness check while its push stream is live).
-        result = askedFull || afterGap || gap || !source.poll ? { kind: 'full', ...(await source.snapshot(deadline.signal)) } : await source.poll(deadline.signal);
+        const reading =
+          askedFull || afterGap || gap || backoff !== null || !source.poll
+            ? source.snapshot(deadline.signal).then((snapshot): PollResult => ({ kind: 'full', ...snapshot }))
+            : source.poll(deadline.signal);
+        result = await unlessAborted(reading, deadline.signal, tooSlow);
       } catch (error) {
         if (signal.aborted) return;
         await sourceDown(error, startedMono, startedWall);
+        backoff = backoff ? backoff.next(undefined) : new ExponentialBackoff({ initialDelay: source.pollMs, maxDelay: Math.max(source.pollMs, MAX_BACKOFF_MS) }).next();
+        nextFullAt = now() + backoff.duration;
         pending.full = true;
-        nextFullAt = now() + Math.min(source.pollMs, 1_000);
         continue;
       } finally {
         deadline.dispose();
       }
+      backoff = null;
       // The status of the backend itself comes with full reads only.
       const full = result.kind === 'full';
       const { applied, written, published } =
         result.kind === 'full'
-          ? await applyAndWrite(true, result.observations, undefined, startedMono, startedWall, gap, result.status)
+          ? await applyAndWrite(true, result.observations, undefined, startedMono, startedWall, gap, result.status, false, result.unread)
           : await applyAndWrite(false, result.observations, result.covered, startedMono, startedWall, false, null, true);
       metrics.set('leasehold_source_up', labels, 1);
       if (full) metrics.observe('leasehold_poll_duration_seconds', labels, (now() - startedMono) / 1000);
@@ -281,12 +357,12 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
       const deadline = linkedTimeout(signal, readTimeoutMs);
       let result;
       try {
-        result = await source.readKeys(keys, deadline.signal);
+        result = await unlessAborted(source.readKeys(keys, deadline.signal), deadline.signal, tooSlow);
       } catch {
         // A targeted read that fails proves little on its own: ask for a full read now,
-        // which will say whether the source is down.
+        // which will say whether the source is down (a source already down keeps its backoff).
         pending.full = true;
-        wake('full');
+        if (up !== false) wake('full');
         continue;
       } finally {
         deadline.dispose();
@@ -301,9 +377,17 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     const reason = error instanceof SourceUnavailableError ? error.reason : String((error as Error)?.message ?? error);
     metrics.inc('leasehold_read_failures_total', labels);
     metrics.set('leasehold_source_up', labels, 0);
-    // Down: say so once, mark the leases stale, claim nothing else.
+    const report = () =>
+      options.onRead?.({ source: source.name, full: true, ok: false, leases: known.size, changed: 0, events: 0, durationMs: now() - startedMono });
+    // Down: say so once, mark the leases stale, claim nothing else. A source that stays down
+    // is not written again, but for a new reason (at most once a minute).
+    const changed = up !== false;
+    if (!changed && (reason === downReason || now() - downWrittenAt < DOWN_REWRITE_MS)) {
+      report();
+      return;
+    }
     const batch = emptyBatch(options, sourceRow('down', reason, Math.round(now() - startedMono)));
-    if (up !== false) {
+    if (changed) {
       log(`${source.name}: down: ${reason}`);
       batch.sourceEvents.push({ seq: ++sourceSeq, type: 'source_down', atWall: startedWall, detail: { error: reason } });
       batch.setStale = true;
@@ -311,8 +395,10 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     }
     up = false;
     afterGap = true;
+    downReason = reason;
+    downWrittenAt = now();
     await enqueue(batch);
-    options.onRead?.({ source: source.name, full: true, ok: false, leases: known.size, changed: 0, events: 0, durationMs: now() - startedMono });
+    report();
   }
 
   function report(full: boolean, applied: ReturnType<typeof applyRead>, published: TrackedLease[], written: WrittenEvent[] | undefined, startedMono: number) {
@@ -339,7 +425,14 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
   async function write(batch: WriteBatch) {
     for (const event of batch.events) metrics.inc('leasehold_events_total', { source: source.name, type: event.change.type });
     for (const event of batch.sourceEvents) metrics.inc('leasehold_events_total', { source: source.name, type: event.type });
-    const written = await retrying(`writing ${source.name} to the store`, () => writeBatch(store, batch), signal, log);
+    const outcome = await retrying(`writing ${source.name} to the store`, () => writeBatchSalvaging(store, batch), signal, log);
+    const written = outcome?.written;
+    if (outcome?.refused.length) {
+      // The others were written; the refused ones are shown unknown, with the store's reason.
+      metrics.inc('leasehold_store_refused_leases_total', { source: source.name }, outcome.refused.length);
+      const [first] = outcome.refused;
+      log(`${source.name}: the store refused ${outcome.refused.length} lease${outcome.refused.length === 1 ? '' : 's'} (${first!.leaseId}: ${first!.reason})`);
+    }
     // Told after the store has it (as leases and events are): a reader that hears it and reads
     // the store sees the source's leases marked.
     if (written !== undefined && batch.sourceEvents.length && batch.source) {

@@ -48,9 +48,74 @@ export type WriteBatch = {
 
 export type WrittenEvent = { id: string; leaseId: string; seq: number };
 
+/** A lease the store would not take as it was, and why (the store's own words). */
+export type RefusedLease = { leaseId: string; reason: string };
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const text = (value: bigint | null) => (value === null ? null : value.toString());
 const json = (value: unknown) => JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? v.toString() : v));
+
+/**
+ * Writes a batch. When the store refuses it for what is in it rather than for being out of
+ * reach, one lease must not hold up the others: the source's row is written alone, then
+ * each lease with its events and renewals alone, and a lease the store refuses is written
+ * as `unknown` with the store's reason (or, if even that is refused, left as it was). When
+ * the source's row alone cannot be written either, the store is the problem: the first error
+ * is thrown, for the caller to retry.
+ */
+export async function writeBatchSalvaging(store: Store, batch: WriteBatch): Promise<{ written: WrittenEvent[]; refused: RefusedLease[] }> {
+  let first: unknown;
+  try {
+    return { written: await writeBatch(store, batch), refused: [] };
+  } catch (error) {
+    if (error instanceof StaleOwnerError) throw error;
+    first = error;
+  }
+  if (batch.source) {
+    try {
+      await writeBatch(store, { ...batch, dirty: [], events: [], renewals: [], rollups: [] });
+    } catch {
+      throw first;
+    }
+  }
+  const written: WrittenEvent[] = [];
+  const refused: RefusedLease[] = [];
+  const of = <T>(items: T[], id: (item: T) => string, leaseId: string) => items.filter((item) => id(item) === leaseId);
+  const leaseIds = new Set([...batch.dirty.map((l) => l.id), ...batch.events.map((e) => e.lease.id), ...batch.renewals.map((r) => r.lease.id), ...batch.rollups.map((r) => r.leaseId)]);
+  for (const leaseId of leaseIds) {
+    const alone: WriteBatch = {
+      ...batch,
+      source: null,
+      sourceEvents: [],
+      setStale: undefined,
+      dirty: of(batch.dirty, (l) => l.id, leaseId),
+      events: of(batch.events, (e) => e.lease.id, leaseId),
+      renewals: of(batch.renewals, (r) => r.lease.id, leaseId),
+      rollups: of(batch.rollups, (r) => r.leaseId, leaseId),
+    };
+    try {
+      written.push(...(await writeBatch(store, alone)));
+    } catch (error) {
+      if (error instanceof StaleOwnerError) throw error;
+      const reason = String((error as Error)?.message ?? error).slice(0, 300);
+      refused.push({ leaseId, reason });
+      const lease = alone.dirty[0];
+      if (!lease) continue;
+      const unknown: TrackedLease = {
+        ...lease,
+        state: 'unknown',
+        problem: `Leasehold could not store what it saw of this lease: ${reason}`,
+        candidates: [],
+        detail: null,
+        ttlMs: null,
+        token: null,
+        lastToken: null,
+      };
+      await writeBatch(store, { ...alone, dirty: [unknown], events: [], renewals: [], rollups: [] }).catch(() => {});
+    }
+  }
+  return { written, refused };
+}
 
 export async function writeBatch(store: Store, batch: WriteBatch): Promise<WrittenEvent[]> {
   return store.transaction(async (sql) => {
@@ -175,15 +240,15 @@ async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
     `INSERT INTO "Lease" (id, "sourceName", backend, kind, key, state, holder, token, "lastHolder", "lastToken", fenced, "ttlMs",
                           "acquiredAt", "renewedAt", "expiresAt", "observedAt", stale, candidates, transitions, "lastSeq", "renewalSeq",
                           "endedAt", "endedCause", problem, detail, version, "lastIntervalMs", "lastMarginMs", "updatedAt")
-     SELECT id, "sourceName", backend, kind, key, state, holder, token::bigint, "lastHolder", "lastToken"::bigint, fenced, "ttlMs",
+     SELECT id, "sourceName", backend, kind, key, state, holder, token::numeric, "lastHolder", "lastToken"::numeric, fenced, "ttlMs",
             "acquiredAt"::timestamptz, "renewedAt"::timestamptz, "expiresAt"::timestamptz, "observedAt"::timestamptz, stale,
             COALESCE(candidates, '[]'::jsonb), transitions, "lastSeq", "renewalSeq"::bigint, "endedAt"::timestamptz, "endedCause", problem, detail,
             version::bigint, "lastIntervalMs", "lastMarginMs", now()
        FROM jsonb_to_recordset($1::jsonb) AS x(id text, "sourceName" text, backend text, kind text, key text, state text, holder text,
-            token text, "lastHolder" text, "lastToken" text, fenced boolean, "ttlMs" int, "acquiredAt" text, "renewedAt" text,
+            token text, "lastHolder" text, "lastToken" text, fenced boolean, "ttlMs" int8, "acquiredAt" text, "renewedAt" text,
             "expiresAt" text, "observedAt" text, stale boolean, candidates jsonb, transitions int, "lastSeq" int, "renewalSeq" text,
             "endedAt" text, "endedCause" text, problem text, detail jsonb, version text,
-            "lastIntervalMs" int, "lastMarginMs" int)
+            "lastIntervalMs" int8, "lastMarginMs" int8)
      ON CONFLICT (id) DO UPDATE SET
        kind = EXCLUDED.kind, state = EXCLUDED.state, holder = EXCLUDED.holder, token = EXCLUDED.token,
        "lastHolder" = EXCLUDED."lastHolder", "lastToken" = EXCLUDED."lastToken", fenced = EXCLUDED.fenced, "ttlMs" = EXCLUDED."ttlMs",
@@ -214,9 +279,9 @@ async function insertEvents(sql: SqlSession, batch: WriteBatch): Promise<Written
   }));
   const written = await sql.query<{ id: string; leaseId: string; seq: number }>(
     `INSERT INTO "LeaseEvent" ("leaseId", seq, type, at, holder, "previousHolder", token, "previousToken", "gapMs", detail)
-     SELECT "leaseId", seq, type, at::timestamptz, holder, "previousHolder", token::bigint, "previousToken"::bigint, "gapMs", detail
+     SELECT "leaseId", seq, type, at::timestamptz, holder, "previousHolder", token::numeric, "previousToken"::numeric, "gapMs", detail
        FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, seq int, type text, at text, holder text, "previousHolder" text,
-            token text, "previousToken" text, "gapMs" int, detail jsonb)
+            token text, "previousToken" text, "gapMs" int8, detail jsonb)
      ON CONFLICT ("leaseId", seq) DO NOTHING
      RETURNING id::text AS id, "leaseId", seq`,
     [json(rows)],
@@ -238,7 +303,7 @@ async function upsertRenewals(sql: SqlSession, batch: WriteBatch) {
   await sql.query(
     `INSERT INTO "RenewalSample" ("leaseId", slot, seq, at, holder, "intervalMs", "marginMs", "ttlMs")
      SELECT "leaseId", slot, seq::bigint, at::timestamptz, holder, "intervalMs", "marginMs", "ttlMs"
-       FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, slot int, seq text, at text, holder text, "intervalMs" int, "marginMs" int, "ttlMs" int)
+       FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, slot int, seq text, at text, holder text, "intervalMs" int8, "marginMs" int8, "ttlMs" int8)
      ON CONFLICT ("leaseId", slot) DO UPDATE SET seq = EXCLUDED.seq, at = EXCLUDED.at, holder = EXCLUDED.holder,
        "intervalMs" = EXCLUDED."intervalMs", "marginMs" = EXCLUDED."marginMs", "ttlMs" = EXCLUDED."ttlMs"
      WHERE "RenewalSample".seq < EXCLUDED.seq`,
@@ -253,8 +318,8 @@ async function upsertRollups(sql: SqlSession, batch: WriteBatch) {
                                   "marginMin", "marginP50", "marginP99", "marginMax")
      SELECT "leaseId", minute::timestamptz, count, "intervalMin", "intervalP50", "intervalP99", "intervalMax",
             "marginMin", "marginP50", "marginP99", "marginMax"
-       FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, minute text, count int, "intervalMin" int, "intervalP50" int,
-            "intervalP99" int, "intervalMax" int, "marginMin" int, "marginP50" int, "marginP99" int, "marginMax" int)
+       FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, minute text, count int, "intervalMin" int8, "intervalP50" int8,
+            "intervalP99" int8, "intervalMax" int8, "marginMin" int8, "marginP50" int8, "marginP99" int8, "marginMax" int8)
      ON CONFLICT ("leaseId", minute) DO UPDATE SET count = EXCLUDED.count,
        "intervalMin" = EXCLUDED."intervalMin", "intervalP50" = EXCLUDED."intervalP50", "intervalP99" = EXCLUDED."intervalP99",
        "intervalMax" = EXCLUDED."intervalMax", "marginMin" = EXCLUDED."marginMin", "marginP50" = EXCLUDED."marginP50",
@@ -306,9 +371,10 @@ export async function loadSource(store: Store, name: string, nowMono: number, no
       [name],
     );
     const rows = await sql.query<LeaseRow>(
-      `SELECT id, backend, kind, key, state, holder, token::text AS token, "lastHolder", "lastToken"::text AS "lastToken", "ttlMs",
+      `SELECT id, backend, kind, key, state, holder, token::text AS token, "lastHolder", "lastToken"::text AS "lastToken", "ttlMs"::float8 AS "ttlMs",
               "acquiredAt", "renewedAt", "expiresAt", "observedAt", stale, candidates, transitions, "lastSeq",
-              "renewalSeq"::text AS "renewalSeq", version::text AS version, "lastIntervalMs", "lastMarginMs", "endedAt", "endedCause", problem, detail
+              "renewalSeq"::text AS "renewalSeq", version::text AS version, "lastIntervalMs"::float8 AS "lastIntervalMs",
+              "lastMarginMs"::float8 AS "lastMarginMs", "endedAt", "endedCause", problem, detail
          FROM "Lease" WHERE "sourceName" = $1`,
       [name],
     );

@@ -63,6 +63,11 @@ export async function getLease(store: Store, id: string): Promise<LeaseView | nu
  * clock and wrote in wall-clock terms; with the collector in this process (the default)
  * that is the same clock. observedAt is the last read of the source that saw the lease.
  */
+/** A token column (NUMERIC(78,0)) as a decimal string: never in exponent notation. */
+const tokenText = (value: { toFixed(): string } | null) => (value === null ? null : value.toFixed());
+/** A duration column (BIGINT): the store and the collector keep them within ±2^53 (lib/domain/observe.ts MAX_DURATION_MS). */
+const ms = (value: bigint | null) => (value === null ? null : Number(value));
+
 export function toLeaseView(row: Lease, now: number, sourceReadAt: Date | null, recentTransitions: number | null = null): LeaseView {
   const held = row.state === 'held';
   const observedAt = !row.stale && sourceReadAt && sourceReadAt > row.observedAt ? sourceReadAt : row.observedAt;
@@ -75,9 +80,9 @@ export function toLeaseView(row: Lease, now: number, sourceReadAt: Date | null, 
     state: row.state as LeaseState,
     holder: row.holder,
     lastHolder: held ? null : row.lastHolder,
-    token: (row.token ?? (held ? null : row.lastToken))?.toString() ?? null,
+    token: tokenText(row.token ?? (held ? null : row.lastToken)),
     fenced: row.fenced,
-    ttlMs: row.ttlMs,
+    ttlMs: ms(row.ttlMs),
     remainingMs: held && !row.stale && row.expiresAt ? Math.max(0, row.expiresAt.getTime() - now) : null,
     acquiredAt: row.acquiredAt?.toISOString() ?? null,
     renewedAt: row.renewedAt?.toISOString() ?? null,
@@ -87,8 +92,8 @@ export function toLeaseView(row: Lease, now: number, sourceReadAt: Date | null, 
     candidates: Array.isArray(row.candidates) ? (row.candidates as Candidate[]) : [],
     transitions: row.transitions,
     recentTransitions,
-    lastIntervalMs: row.lastIntervalMs,
-    lastMarginMs: row.lastMarginMs,
+    lastIntervalMs: ms(row.lastIntervalMs),
+    lastMarginMs: ms(row.lastMarginMs),
     problem: row.problem,
     detail: (row.detail as Record<string, unknown> | null) ?? null,
   };
@@ -102,9 +107,9 @@ export function toEventView(row: LeaseEvent): LeaseEventView {
     at: row.at.toISOString(),
     holder: row.holder,
     previousHolder: row.previousHolder,
-    token: row.token?.toString() ?? null,
-    previousToken: row.previousToken?.toString() ?? null,
-    gapMs: row.gapMs,
+    token: tokenText(row.token),
+    previousToken: tokenText(row.previousToken),
+    gapMs: ms(row.gapMs),
     detail: row.detail,
   };
 }
@@ -138,12 +143,23 @@ export async function leaseRenewals(store: Store, leaseId: string, since?: Date)
       seq: s.seq.toString(),
       at: s.at.toISOString(),
       holder: s.holder,
-      intervalMs: s.intervalMs,
-      marginMs: s.marginMs,
-      ttlMs: s.ttlMs,
-      marginPercent: s.ttlMs ? Math.round((s.marginMs / s.ttlMs) * 1000) / 10 : null,
+      intervalMs: Number(s.intervalMs),
+      marginMs: Number(s.marginMs),
+      ttlMs: ms(s.ttlMs),
+      marginPercent: s.ttlMs ? Math.round((Number(s.marginMs) / Number(s.ttlMs)) * 1000) / 10 : null,
     })),
-    rollups: rollups.map(({ leaseId: _leaseId, minute, ...stats }) => ({ minute: minute.toISOString(), ...stats })),
+    rollups: rollups.map((r) => ({
+      minute: r.minute.toISOString(),
+      count: r.count,
+      intervalMin: Number(r.intervalMin),
+      intervalP50: Number(r.intervalP50),
+      intervalP99: Number(r.intervalP99),
+      intervalMax: Number(r.intervalMax),
+      marginMin: Number(r.marginMin),
+      marginP50: Number(r.marginP50),
+      marginP99: Number(r.marginP99),
+      marginMax: Number(r.marginMax),
+    })),
   };
 }
 

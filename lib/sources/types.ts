@@ -5,10 +5,18 @@ import type { Backend } from '../domain/types';
 /** What a source reports about the backend itself (etcd's Raft status, Redlock instances...). */
 export type SourceStatusDetail = Record<string, unknown>;
 
+/** Part of a source that could not be read this time: the keys under `prefix` (a table's). */
+export type UnreadScope = { prefix: string; reason: string };
+
 export type SourceSnapshot = {
-  /** Every lease the source can see, one per key. */
+  /** Every lease the source can see, one per key, except under the unread prefixes. */
   observations: Observation[];
   status: SourceStatusDetail | null;
+  /**
+   * Parts that could not be read (a table renamed or locked) while the rest could: their
+   * leases are neither gone nor changed, only not seen. Absent when everything was read.
+   */
+  unread?: UnreadScope[];
 };
 
 /**

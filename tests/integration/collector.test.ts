@@ -70,7 +70,7 @@ function holder(lease: LeaseClientOptions, key: string, name: string, options: {
 
 const events = (leaseId: string) =>
   store.prisma.leaseEvent.findMany({ where: { leaseId }, orderBy: { seq: 'asc' } }).then((rows) =>
-    rows.map((r) => ({ type: r.type, holder: r.holder, previousHolder: r.previousHolder, gapMs: r.gapMs, at: r.at, detail: r.detail })),
+    rows.map((r) => ({ type: r.type, holder: r.holder, previousHolder: r.previousHolder, gapMs: r.gapMs === null ? null : Number(r.gapMs), at: r.at, detail: r.detail })),
   );
 const sourceEvents = (name: string) => store.prisma.sourceEvent.findMany({ where: { sourceName: name }, orderBy: { seq: 'asc' } });
 
@@ -111,7 +111,9 @@ describe('collector', () => {
     const first = holder(etcdLease, key, 'first', { ttlMs: 3_000, renewEveryMs: 500, election: true });
     const a = await first.held;
     const second = holder(etcdLease, key, 'second', { ttlMs: 3_000, renewEveryMs: 500, election: true });
-    await sleep(1_500);
+    // Queued behind the leader, as the collector sees it (a slow start of the second process
+    // under load would otherwise make this an expiry and a later acquisition, with a gap).
+    await expect.poll(async () => (await store.prisma.lease.findUnique({ where: { id: `e1/${key}` } }))?.candidates, { timeout: 10_000 }).toHaveLength(1);
     first.child.kill('SIGKILL');
     const b = await second.held;
     await expect.poll(async () => (await events(`e1/${key}`)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);

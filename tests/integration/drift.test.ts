@@ -26,7 +26,7 @@ function schemaVariant(edit: (text: string) => string): string {
 const DATABASE_DRIFT = [
   { name: 'a dropped column', sql: 'ALTER TABLE "Lease" DROP COLUMN "holder"', expect: 'column "Lease"."holder" is missing from the database' },
   { name: 'an extra column', sql: 'ALTER TABLE "Lease" ADD COLUMN "note" text', expect: 'column "Lease"."note" is in the database but not in the schema' },
-  { name: 'a changed type', sql: 'ALTER TABLE "LeaseEvent" ALTER COLUMN "gapMs" TYPE bigint', expect: 'column "LeaseEvent"."gapMs" has type bigint, the schema says integer' },
+  { name: 'a changed type', sql: 'ALTER TABLE "LeaseEvent" ALTER COLUMN "gapMs" TYPE integer', expect: 'column "LeaseEvent"."gapMs" has type integer, the schema says bigint' },
   { name: 'a changed nullability', sql: 'ALTER TABLE "Lease" ALTER COLUMN "kind" DROP NOT NULL', expect: 'column "Lease"."kind" is nullable, the schema says NOT NULL' },
   { name: 'a changed default', sql: 'ALTER TABLE "AlertRule" ALTER COLUMN "enabled" SET DEFAULT false', expect: 'column "AlertRule"."enabled" has default false, the schema says true' },
   { name: 'a dropped index', sql: 'DROP INDEX "LeaseEvent_leaseId_seq_key"', expect: 'index "LeaseEvent_leaseId_seq_key" on "LeaseEvent" is missing from the database' },

@@ -12,10 +12,17 @@
 // Renewals (keepalives) are invisible to a watch, so the remaining TTL is read on every poll;
 // the watch only makes acquisitions, releases and expiries visible at once. After a watch
 // falls behind a compaction, the source says so (a gap) instead of pretending nothing happened.
+//
+// Values are hostile until judged: a full read asks for keys only, and a value is fetched
+// (and its exact text made, lib/domain/display.ts) only when its key's mod revision changed,
+// so a megabyte of binary costs once per change, not once per read. Every call has a
+// deadline, and etcd3's own retries are off: the collector backs off a failing source itself.
+import { noop } from 'cockatiel';
 import { Etcd3, type IKeyValue, type Watcher } from 'etcd3';
 import type { EtcdSourceConfig } from '../../config';
 import { redactUrlPassword } from '../../config';
 import { displayText } from '../../domain/display';
+import { exactOf } from '../exact';
 import type { Observation } from '../../domain/observe';
 import { SourceUnavailableError } from '../errors';
 import { RECONCILE_EVERY_MS, type ChangeHint, type LeaseSource, type PollResult, type SourceSnapshot, type SourceStatusDetail } from '../types';
@@ -32,6 +39,11 @@ const CALL_TIMEOUT_MS = 2_000;
  */
 const TTL_READS_PER_POLL = 1_000;
 const TTL_READ_CONCURRENCY = 32;
+/** Keys per page of a keys-only range, and values per transaction (etcd allows 128 operations). */
+const RANGE_PAGE = 10_000;
+const VALUES_PER_TXN = 64;
+/** etcd takes values up to 1.5 MiB by default; a page of them may be large. */
+const MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
 
 type Grouped = { elections: Map<string, IKeyValue[]>; singles: IKeyValue[] };
 
@@ -60,10 +72,51 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
   const client = new Etcd3({
     hosts: config.endpoints,
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + CALL_TIMEOUT_MS }),
+    // No retries inside the client (by default each call is tried 3 times, deadline each):
+    // a failed read is the collector's to back off from.
+    faultHandling: { global: noop },
+    grpcOptions: { 'grpc.max_receive_message_length': MAX_RECEIVE_BYTES },
     ...(config.username ? { auth: { username: config.username, password: config.password ?? '' } } : {}),
   });
   let lastRevision: string | null = null;
   const pollMs = config.pollMs ?? defaultPollMs;
+
+  // The exact text of each key's value, at the mod revision it was read: a value is fetched
+  // and judged again only when it changed. '' stands for an empty value (a mutex waiter).
+  const values = new Map<string, { revision: string; text: string } | { revision: string; problem: string }>();
+  const latin1 = (kv: IKeyValue) => kv.key.toString('latin1');
+  const remembered = (kv: IKeyValue) => {
+    const known = values.get(latin1(kv));
+    return known && known.revision === String(kv.mod_revision) ? known : undefined;
+  };
+  const learnValue = (kv: IKeyValue) => {
+    values.set(latin1(kv), { revision: String(kv.mod_revision), text: kv.value.length === 0 ? '' : exactOf(kv.value) });
+  };
+
+  /** Fetches the values not known at their current revision, a transaction of several keys at a time. */
+  async function fetchValues(kvs: IKeyValue[]): Promise<void> {
+    const wanted = kvs.filter((kv) => String(kv.lease) !== '0' && !remembered(kv));
+    const one = async (kv: IKeyValue) => {
+      try {
+        const found = (await client.kv.range({ key: kv.key })).kvs[0];
+        if (found) learnValue(found);
+      } catch (error) {
+        if (!/RESOURCE_EXHAUSTED|larger than max/i.test(String((error as Error)?.message))) throw error;
+        values.set(latin1(kv), { revision: String(kv.mod_revision), problem: `its value is larger than ${MAX_RECEIVE_BYTES / 1024 / 1024} MiB: not read` });
+      }
+    };
+    for (let i = 0; i < wanted.length; i += VALUES_PER_TXN) {
+      const batch = wanted.slice(i, i + VALUES_PER_TXN);
+      try {
+        const { responses } = await client.kv.txn({ success: batch.map((kv) => ({ request_range: { key: kv.key } })) });
+        for (const response of responses) for (const kv of response.response_range?.kvs ?? []) learnValue(kv);
+      } catch (error) {
+        // Too large together: one at a time, so one huge value costs only itself.
+        if (!/RESOURCE_EXHAUSTED|larger than max/i.test(String((error as Error)?.message))) throw error;
+        for (const kv of batch) await one(kv);
+      }
+    }
+  }
 
   const unavailable = (error: unknown, what: string) =>
     error instanceof SourceUnavailableError
@@ -132,12 +185,34 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
     return [...candidates].sort((a, b) => (BigInt(a.create_revision) < BigInt(b.create_revision) ? -1 : 1));
   }
 
+  /** A key's value as exact text ('' when empty), or why it could not be read. */
+  const valueOf = (kv: IKeyValue): { text: string } | { problem: string } => {
+    const known = remembered(kv);
+    if (known) return known;
+    // Not fetched (a key seen by a watch event carries its value): judge it now.
+    learnValue(kv);
+    return remembered(kv)!;
+  };
+  const problemOf = (kvs: IKeyValue[]) => {
+    for (const kv of kvs) {
+      const value = valueOf(kv);
+      if ('problem' in value) return `${displayText(kv.key, 80)}: ${value.problem}`;
+    }
+    return null;
+  };
+  const textOf = (kv: IKeyValue) => {
+    const value = valueOf(kv);
+    return 'text' in value ? value.text : '';
+  };
+
   function observeElection(name: string, ordered: IKeyValue[], ttl: { remainingMs: number; ttlMs: number } | null | undefined): Observation {
     const leader = ordered[0]!;
-    const mutex = ordered.every((kv) => kv.value.length === 0);
-    const holderOf = (kv: IKeyValue) => (kv.value.length === 0 ? `lease ${BigInt(String(kv.lease)).toString(16)}` : displayText(kv.value));
+    const problem = problemOf(ordered);
+    const mutex = ordered.every((kv) => textOf(kv) === '');
+    const holderOf = (kv: IKeyValue) => (textOf(kv) === '' ? `lease ${BigInt(String(kv.lease)).toString(16)}` : textOf(kv));
     return {
-      key: displayText(Buffer.from(name, 'latin1')),
+      ...(problem ? { problem } : {}),
+      key: exactOf(Buffer.from(name, 'latin1')),
       kind: mutex ? 'lock' : 'election',
       holder: holderOf(leader),
       token: BigInt(leader.create_revision),
@@ -149,17 +224,19 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
       candidates: ordered.slice(1).map((kv) => ({ holder: holderOf(kv), token: BigInt(kv.create_revision) })),
       detail: {
         layout: mutex ? 'etcd mutex' : 'etcd election',
-        leaderKey: displayText(leader.key),
+        leaderKey: displayText(leader.key, 300),
         leaseId: BigInt(String(leader.lease)).toString(16),
       },
     };
   }
 
   function observeSingle(kv: IKeyValue, ttl: { remainingMs: number; ttlMs: number } | null | undefined): Observation {
+    const problem = problemOf([kv]);
     return {
-      key: displayText(kv.key),
+      ...(problem ? { problem } : {}),
+      key: exactOf(kv.key),
       kind: 'lock',
-      holder: displayText(kv.value),
+      holder: textOf(kv) === '' ? null : textOf(kv),
       token: BigInt(kv.create_revision),
       ttlMs: ttl?.ttlMs ?? null,
       remainingMs: ttl === undefined ? null : ttl ? ttl.remainingMs : 0,
@@ -203,7 +280,7 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
   /** Watches every prefix from `from` until the signal aborts or a watcher fails. */
   async function watchRound(
     from: string,
-    leaseKeyOf: (kv: IKeyValue) => string,
+    leaseKeysOf: (kv: IKeyValue) => string[],
     onHint: (hint: ChangeHint) => void,
     signal: AbortSignal,
   ): Promise<'aborted' | 'compacted' | 'canceled' | 'failed'> {
@@ -214,13 +291,18 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
     signal.addEventListener('abort', onAbort, { once: true });
     const onPut = (kv: IKeyValue) => {
       lastRevision = String(kv.mod_revision ?? lastRevision);
+      if (String(kv.lease ?? '0') !== '0') learnValue(kv);
       remember(kv);
-      onHint({ keys: [leaseKeyOf(kv)] });
+      onHint({ keys: leaseKeysOf(kv) });
     };
     const onDelete = (kv: IKeyValue) => {
       lastRevision = String(kv.mod_revision ?? lastRevision);
-      mirror.delete(kv.key.toString('latin1'));
-      onHint({ keys: [leaseKeyOf(kv)] });
+      // A delete carries no lease id: the key as last seen says which lease it belonged to.
+      const key = kv.key.toString('latin1');
+      const before = mirror.get(key);
+      mirror.delete(key);
+      values.delete(key);
+      onHint({ keys: leaseKeysOf(before ?? kv) });
     };
     try {
       for (const prefix of config.prefixes) {
@@ -254,6 +336,22 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
     return client.kv.range({ key: start, range_end: prefixEnd(start) });
   }
 
+  /** Every key under a prefix, without values, a page at a time, at one revision. */
+  async function keysUnder(prefix: string): Promise<{ kvs: IKeyValue[]; revision: string }> {
+    const start = Buffer.from(prefix, 'latin1');
+    const end = prefixEnd(start);
+    const kvs: IKeyValue[] = [];
+    let from = start;
+    let revision: string | undefined;
+    for (;;) {
+      const page = await client.kv.range({ key: from, range_end: end, keys_only: true, limit: RANGE_PAGE, ...(revision ? { revision } : {}) });
+      revision ??= String(page.header.revision);
+      kvs.push(...page.kvs);
+      if (!page.more || page.kvs.length === 0) return { kvs, revision };
+      from = Buffer.concat([page.kvs[page.kvs.length - 1]!.key, Buffer.from([0])]);
+    }
+  }
+
   async function clusterStatus(): Promise<SourceStatusDetail> {
     const [status, members] = await Promise.all([client.maintenance.status(), client.cluster.memberList({})]);
     const leaderId = String(status.leader);
@@ -280,11 +378,14 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
       if (signal.aborted) throw new SourceUnavailableError(config.name, 'the read was cancelled');
       try {
         const startedAt = performance.now();
-        const ranges = await Promise.all(config.prefixes.map(rangePrefix));
-        lastRevision = ranges[0]?.header.revision ?? lastRevision;
+        const ranges = await Promise.all(config.prefixes.map(keysUnder));
+        lastRevision = ranges[0]?.revision ?? lastRevision;
         const kvs = ranges.flatMap((r) => r.kvs);
+        await fetchValues(kvs);
         mirror.clear();
         for (const kv of kvs) remember(kv);
+        // Values of keys no longer there are forgotten.
+        for (const key of [...values.keys()]) if (!mirror.has(key)) values.delete(key);
         const observations = await observeAll(kvs, true, pollMs);
         lastFullAt = startedAt;
         const status = await clusterStatus();
@@ -318,8 +419,11 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
           mirror.delete(key);
           for (const known of mirror.keys()) if (known.startsWith(`${key}/`)) mirror.delete(known);
         }
-        for (const kv of inScope) remember(kv);
-        return { covered: keys.map((k) => displayText(Buffer.from(k, 'latin1'))), observations: await observeAll(inScope, false, pollMs) };
+        for (const kv of inScope) {
+          if (String(kv.lease ?? '0') !== '0') learnValue(kv);
+          remember(kv);
+        }
+        return { covered: keys.map((k) => exactOf(Buffer.from(k, 'latin1'))), observations: await observeAll(inScope, false, pollMs) };
       } catch (error) {
         throw unavailable(error, 'reading');
       }
@@ -327,14 +431,15 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
 
     async watch(onHint: (hint: ChangeHint) => void, signal: AbortSignal) {
       // Each event names a key; the lease it belongs to is what gets re-read.
-      const leaseKeyOf = (kv: IKeyValue) => {
+      const leaseKeysOf = (kv: IKeyValue): string[] => {
         const key = kv.key.toString('latin1');
         const lease = String(kv.lease ?? '0');
         const slash = key.lastIndexOf('/');
-        const segment = key.slice(slash + 1);
-        // A delete carries no lease id: a key ending in what looks like one is a candidate.
-        if (candidateOf(key, lease) !== null || (lease === '0' && slash > 0 && /^[0-9a-f]{6,}$/i.test(segment))) return key.slice(0, slash);
-        return key;
+        if (candidateOf(key, lease) !== null) return [key.slice(0, slash)];
+        // A delete of a key never seen carries no lease id: it may be a candidate (its last
+        // segment a lease id) or a single key; both are read again.
+        if (lease === '0' && slash > 0 && /^[0-9a-f]+$/i.test(key.slice(slash + 1))) return [key, key.slice(0, slash)];
+        return [key];
       };
       while (!signal.aborted) {
         let from: string;
@@ -345,7 +450,7 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
           await new Promise((resolve) => setTimeout(resolve, 1_000));
           continue;
         }
-        let ended = await watchRound(from, leaseKeyOf, onHint, signal);
+        let ended = await watchRound(from, leaseKeysOf, onHint, signal);
         if (ended === 'aborted') return;
         if (ended === 'canceled') {
           // Was it a compaction? A read at the revision we resumed from says so.

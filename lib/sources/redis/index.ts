@@ -10,48 +10,87 @@
 //
 // Push: when the server has keyspace notifications on (or the config asks to turn them on),
 // a change to a key is re-read at once; polling goes on regardless. Values are untrusted:
-// binary, huge or of another type, they are shown escaped and never crash the read.
+// binary, huge or of another type, they are shown escaped and never crash the read. A value
+// longer than a kilobyte is never sent whole: Redis sends its first bytes, its length and its
+// SHA-1, which are what the holder's exact text is made of (lib/domain/display.ts).
+//
+// Every command has a deadline (COMMAND_TIMEOUT_MS), so a server that stops answering (a
+// SIGSTOPped process still accepts connections) fails the read instead of holding it.
 import Redis from 'ioredis';
 import type { RedisSourceConfig } from '../../config';
 import { redactUrlPassword } from '../../config';
-import { displayText } from '../../domain/display';
+import { displayText, EXACT_TEXT_HEAD_BYTES, EXACT_TEXT_MAX_BYTES } from '../../domain/display';
 import type { Observation } from '../../domain/observe';
 import { connectionProblem, SourceUnavailableError } from '../errors';
+import { exactOf, exactOfHead } from '../exact';
 import { RECONCILE_EVERY_MS, type ChangeHint, type LeaseSource, type PollResult, type SourceSnapshot, type SourceStatusDetail } from '../types';
 
-const READ_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 3_000;
+/** A command not answered within this fails (and the read with it). */
+const COMMAND_TIMEOUT_MS = 3_000;
 const SCAN_COUNT = 1_000;
 const READ_BATCH = 500;
+/** A fence counter is an INCR counter: at most 20 digits. Anything longer is not one. */
+const FENCE_MAX_BYTES = 24;
 
-// For each key, four entries in one flat list (cheaper to decode than nested ones): its
-// type, its value (strings only), its PTTL, and its fence (when that is a string).
+// For each key, seven entries in one flat list (cheaper to decode than nested ones): its
+// type; its value when it is a string of at most ARGV[3] bytes, else its first ARGV[2] bytes;
+// its length; the SHA-1 of a longer value; its PTTL; its fence's first bytes and length.
 const READ_KEYS = `
 local out = {}
 local n = 0
+local head = tonumber(ARGV[2])
+local whole = tonumber(ARGV[3])
+local fenceMax = tonumber(ARGV[4])
 for _, k in ipairs(KEYS) do
   local t = redis.call('TYPE', k)['ok']
   local v = false
-  if t == 'string' then v = redis.call('GET', k) end
+  local len = 0
+  local digest = false
+  if t == 'string' then
+    len = redis.call('STRLEN', k)
+    if len <= whole then
+      v = redis.call('GET', k)
+    else
+      v = redis.call('GETRANGE', k, 0, head - 1)
+      digest = redis.sha1hex(redis.call('GET', k))
+    end
+  end
   local f = false
+  local flen = 0
   local fk = k .. ARGV[1]
-  if redis.call('TYPE', fk)['ok'] == 'string' then f = redis.call('GET', fk) end
+  if redis.call('TYPE', fk)['ok'] == 'string' then
+    flen = redis.call('STRLEN', fk)
+    f = redis.call('GETRANGE', fk, 0, fenceMax - 1)
+  end
   out[n + 1] = t
   out[n + 2] = v
-  out[n + 3] = redis.call('PTTL', k)
-  out[n + 4] = f
-  n = n + 4
+  out[n + 3] = len
+  out[n + 4] = digest
+  out[n + 5] = redis.call('PTTL', k)
+  out[n + 6] = f
+  out[n + 7] = flen
+  n = n + 7
 end
 return out`;
+const FIELDS = 7;
 
 type RawKey = string; // the key's bytes as a latin1 string: exact, and usable as a Map key and an argument
-type KeyRead = { type: string; value: Buffer | null; pttl: number; fence: Buffer | null };
+/** What one instance said of one key. `head`: the value, or its first bytes when `length` is more. */
+type KeyRead = { type: string; head: Buffer | null; length: number; digest: string | null; pttl: number; fence: Buffer | null; fenceLength: number };
 type ReaderRedis = Redis & { readKeysBuffer(...args: (string | Buffer | number)[]): Promise<(Buffer | number | null)[]> };
+const ABSENT: KeyRead = { type: 'none', head: null, length: 0, digest: null, pttl: -2, fence: null, fenceLength: 0 };
 
 const toBuffer = (raw: RawKey) => Buffer.from(raw, 'latin1');
 /** A key as a command argument: ASCII as a string (one write), anything else as its exact bytes. */
 // eslint-disable-next-line no-control-regex -- ASCII is the point
 const toArgument = (raw: RawKey) => (/^[\x00-\x7f]*$/.test(raw) ? raw : toBuffer(raw));
-const isCounter = (value: Buffer | null) => value !== null && /^\d+$/.test(value.toString('latin1'));
+const PLAIN_ASCII = /^[\x20-\x5b\x5d-\x7e]*$/;
+/** A key's exact text: its identity (most keys are plain ASCII and are their own text). */
+const keyOf = (raw: RawKey) => (raw.length <= EXACT_TEXT_MAX_BYTES && PLAIN_ASCII.test(raw) ? raw : exactOf(toBuffer(raw)));
+const isCounter = (value: Buffer | null, length: number) => value !== null && length <= 20 && value.length === length && /^\d+$/.test(value.toString('latin1'));
+/** The holder: the exact text of the value (lib/domain/display.ts), from Redis's head, length and SHA-1. */
+const holderOf = (view: KeyRead) => exactOfHead(view.head!, view.length, view.digest ? `sha1:${view.digest.slice(0, 32)}` : null);
 
 function instanceLabel(url: string): string {
   try {
@@ -74,8 +113,9 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
   const suffix = config.fenceSuffix;
   const instances = config.urls.map((url) => {
     const redis = new Redis(url, {
-      connectTimeout: READ_TIMEOUT_MS,
-      socketTimeout: READ_TIMEOUT_MS,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      socketTimeout: COMMAND_TIMEOUT_MS,
       maxRetriesPerRequest: 0,
       retryStrategy: (attempt) => Math.min(attempt * 250, 2_000),
     }) as ReaderRedis;
@@ -113,13 +153,18 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
     const reads = new Map<RawKey, KeyRead>();
     for (let i = 0; i < keys.length; i += READ_BATCH) {
       const batch = keys.slice(i, i + READ_BATCH);
-      const flat = await redis.readKeysBuffer(batch.length, ...batch.map(toArgument), suffix);
+      const flat = await redis.readKeysBuffer(batch.length, ...batch.map(toArgument), suffix, EXACT_TEXT_HEAD_BYTES, EXACT_TEXT_MAX_BYTES, FENCE_MAX_BYTES);
       for (let index = 0; index < batch.length; index++) {
+        const at = index * FIELDS;
+        const digest = flat[at + 3] as Buffer | null;
         reads.set(batch[index]!, {
-          type: String(flat[index * 4]),
-          value: flat[index * 4 + 1] as Buffer | null,
-          pttl: Number(flat[index * 4 + 2]),
-          fence: flat[index * 4 + 3] as Buffer | null,
+          type: String(flat[at]),
+          head: flat[at + 1] as Buffer | null,
+          length: Number(flat[at + 2]),
+          digest: digest === null ? null : digest.toString('latin1'),
+          pttl: Number(flat[at + 4]),
+          fence: flat[at + 5] as Buffer | null,
+          fenceLength: Number(flat[at + 6]),
         });
       }
     }
@@ -128,37 +173,42 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
 
   /** One key's observation from what each instance said about it (one entry per answering instance). */
   function observe(raw: RawKey, views: (KeyRead | undefined)[], allKeys: Set<RawKey>): Observation | null {
-    const key = displayText(toBuffer(raw));
     const present = views.filter((v): v is KeyRead => v !== undefined && v.type !== 'none');
     if (present.length === 0) return null;
     // A fence is not a lease of its own: a counter named like one, or anything beside its lock key.
-    if (raw.endsWith(suffix) && (allKeys.has(raw.slice(0, -suffix.length)) || present.every((v) => v.type === 'string' && isCounter(v.value)))) {
+    if (raw.endsWith(suffix) && (allKeys.has(raw.slice(0, -suffix.length)) || present.every((v) => v.type === 'string' && isCounter(v.head, v.length)))) {
       return null;
     }
+    const key = keyOf(raw);
     const wrongType = present.find((v) => v.type !== 'string');
     if (wrongType) {
-      return { key, kind: 'lock', holder: null, token: null, ttlMs: null, remainingMs: null, candidates: [], problem: `the key holds a ${wrongType.type}, not a string: it is not a lock this source can read` };
+      return { key, kind: 'lock', holder: null, token: null, ttlMs: null, remainingMs: null, candidates: [], problem: `the key holds a ${displayText(wrongType.type, 20)}, not a string: it is not a lock this source can read` };
     }
-    const tokenOf = (v: KeyRead) => (isCounter(v.fence) ? BigInt(v.fence!.toString('latin1')) : null);
+    const tokenOf = (v: KeyRead) => (isCounter(v.fence, v.fenceLength) ? BigInt(v.fence!.toString('latin1')) : null);
+    const fenceProblem = (v: KeyRead) =>
+      v.fence !== null && !isCounter(v.fence, v.fenceLength)
+        ? `the fence counter holds "${displayText(v.fence, 20)}"${v.fenceLength > v.fence.length ? ` (${v.fenceLength} bytes)` : ''}, not a number`
+        : null;
     if (!redlock) {
       const [view] = present;
-      const fenceGarbage = view!.fence !== null && !isCounter(view!.fence);
+      const fenceGarbage = fenceProblem(view!);
       return {
         key,
         kind: 'lock',
-        holder: displayText(view!.value!),
+        holder: holderOf(view!),
         token: tokenOf(view!),
         ttlMs: null,
         // -1: set without an expiry: held until someone deletes it.
         remainingMs: view!.pttl >= 0 ? view!.pttl : null,
         candidates: [],
-        ...(fenceGarbage ? { detail: { fence: `the fence counter holds "${displayText(view!.fence!, 40)}", not a number` } } : {}),
+        ...(fenceGarbage ? { detail: { fence: fenceGarbage } } : {}),
       };
     }
-    // Redlock: held when a majority of *all* instances hold the same value.
+    // Redlock: held when a majority of *all* instances hold the same value. An instance that
+    // did not answer is unknown: it counts neither for nor against a holder.
     const byValue = new Map<string, KeyRead[]>();
     for (const view of present) {
-      const value = view.value!.toString('latin1');
+      const value = holderOf(view);
       byValue.set(value, [...(byValue.get(value) ?? []), view]);
     }
     const [value, holders] = [...byValue].sort((a, b) => b[1].length - a[1].length)[0]!;
@@ -166,7 +216,7 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
       const view = views[index];
       return {
         instance: instance.label,
-        holder: view && view.type === 'string' && view.value ? displayText(view.value, 80) : null,
+        holder: view && view.type === 'string' && view.head ? displayText(view.head, 80) : null,
         answered: view !== undefined,
       };
     });
@@ -176,7 +226,7 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
     return {
       key,
       kind: 'lock',
-      holder: held ? displayText(Buffer.from(value, 'latin1')) : null,
+      holder: held ? value : null,
       token: held && tokens.length ? tokens.reduce((a, b) => (a > b ? a : b)) : null,
       ttlMs: null,
       remainingMs: held ? (remainings.length ? Math.min(...remainings) : null) : 0,
@@ -211,7 +261,7 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
     for (const raw of allKeys) {
       const observation = observe(
         raw,
-        perInstance.map((reads) => (reads ? (reads.get(raw) ?? { type: 'none', value: null, pttl: -2, fence: null }) : undefined)),
+        perInstance.map((reads) => (reads ? (reads.get(raw) ?? ABSENT) : undefined)),
         allKeys,
       );
       if (observation) observations.push(observation);
@@ -285,7 +335,7 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
     async readKeys(keys, signal) {
       const wanted = new Set(keys);
       try {
-        return { covered: keys.map((raw) => displayText(toBuffer(raw))), observations: await read(async () => wanted, signal) };
+        return { covered: keys.map(keyOf), observations: await read(async () => wanted, signal) };
       } catch (error) {
         if (error instanceof SourceUnavailableError) throw error;
         throw new SourceUnavailableError(config.name, redactUrlPassword((error as Error).message), { cause: error });
