@@ -1,28 +1,60 @@
-// Runs before routing.
-// - /api: Next answers a path with a malformed percent-escape with a bare 500 while decoding
-//   route parameters; the API answers it with its own JSON error instead.
+// Runs before routing, on every path (Next 16's proxy runs in the Node.js runtime, in the
+// server's own process: it reads the config and the environment as the routes do).
+// - Host: only the names this server is reached by (LEASEHOLD_ALLOWED_HOSTS; lib/api/host.ts),
+//   so that a page on another site cannot read it through DNS rebinding: 421. The health
+//   checks (GET /api/health, /api/health/live) answer whatever the Host.
+// - Methods: a path of the API or /metrics answers its methods only: 405 with Allow.
+// - Origin: a state-changing request (POST, PUT, PATCH, DELETE, ...) from a browser must come
+//   from this server's own pages: 403.
+// - Malformed percent-escapes: Next answers a path holding one with a bare 500 while decoding
+//   route parameters; a 400 here instead (the API's JSON error under /api).
 // - /leases: a lease page reads its id from the raw path (LEASE_PATH_HEADER) and decodes it
 //   exactly once itself. Next 16 hands a page's catch-all segments over undecoded, and its
 //   generateMetadata decoded: a key holding "%" or "/" must mean the same thing everywhere.
+//
+// Not here: a request that carries a body (Content-Length or Transfer-Encoding) to a route
+// that reads one (POST /api/v1/demo). Next reads the whole body of every request the proxy
+// sees before it answers (to hand it on), up to 10 MB, however large it says it is: such a
+// route checks Host, Origin, Content-Type and size itself, stopping at its limit
+// (lib/api/body.ts). A new route that takes a body is added to both matchers below.
 import { NextResponse, type NextRequest } from 'next/server';
+import { currentHostRule } from './lib/api/guard';
+import { checkHost, checkOrigin } from './lib/api/host';
+import { allowedMethods, methodNotAllowed, refusalResponse, RequestRefusedError } from './lib/api/refusal';
 import { LEASE_PATH_HEADER } from './lib/domain/lease-id';
 
 export function proxy(request: NextRequest) {
   const raw = new URL(request.url).pathname;
+  const method = request.method.toUpperCase();
+  try {
+    checkHost(currentHostRule(), request.headers, raw, method);
+    const allowed = allowedMethods(raw);
+    if (allowed && !allowed.includes(method)) throw methodNotAllowed(method, allowed);
+    checkOrigin(request.headers, method);
+  } catch (error) {
+    if (error instanceof RequestRefusedError) return refusalResponse(error);
+    throw error;
+  }
+  try {
+    decodeURIComponent(raw);
+  } catch {
+    const message = 'The request path holds a malformed percent-escape (such as "%E0%A4%A"): encode lease ids with encodeURIComponent.';
+    if (allowedMethods(raw)) return refusalResponse(new RequestRefusedError(400, 'invalid_path', message));
+    return new Response(`400 Bad Request: ${message}\n`, { status: 400, headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' } });
+  }
   if (raw.startsWith('/leases/')) {
     const headers = new Headers(request.headers);
     headers.set(LEASE_PATH_HEADER, raw);
     return NextResponse.next({ request: { headers } });
   }
-  try {
-    decodeURIComponent(raw);
-  } catch {
-    return NextResponse.json(
-      { error: 'invalid_path', message: 'The request path holds a malformed percent-escape (such as "%E0%A4%A"): encode lease ids with encodeURIComponent.' },
-      { status: 400, headers: { 'Cache-Control': 'no-store' } },
-    );
-  }
   return NextResponse.next();
 }
 
-export const config = { matcher: ['/api/:path*', '/leases/:path*'] };
+export const config = {
+  matcher: [
+    // Every path but the routes that read a body...
+    '/((?!api/v1/demo/?$).*)',
+    // ...and those too when the request carries no body.
+    { source: '/api/v1/demo', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
+  ],
+};

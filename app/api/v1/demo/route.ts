@@ -2,42 +2,43 @@
 //                     embedded demo runs here, { running: false } otherwise.
 // POST /api/v1/demo : { "faults": true | false } turns the fleet's faults on or off; 404
 //                     when this server runs no demo (it observes configured sources, or LEASEHOLD_DEMO=off).
-import { errorResponse } from '@/lib/errors';
+// A POST with a body does not pass through proxy.ts (which would read the body whole first):
+// readJsonBody checks its Host, Origin, Content-Type and size itself (lib/api/body.ts).
+import { z } from 'zod';
+import { readJsonBody, invalidBody } from '@/lib/api/body';
+import { guardRequest } from '@/lib/api/guard';
+import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
+import { allowedMethods } from '@/lib/api/refusal';
 import { demoStatus, setDemoFaults } from '@/lib/queries/demo';
 
 export const dynamic = 'force-dynamic';
 
-export async function GET() {
+const BODY_LIMIT_BYTES = 1_024;
+const demoBody = z.strictObject({ faults: z.boolean() });
+
+export async function GET(request: Request) {
   try {
+    guardRequest(request); // a GET that carries a body skips proxy.ts too
     const status = await demoStatus();
     return Response.json(status ? { running: true, ...status } : { running: false }, { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
-    return errorResponse(error);
+    return apiErrorResponse(error);
   }
 }
 
 export async function POST(request: Request) {
   try {
-    const body = await readBody(request);
-    if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as { faults?: unknown }).faults !== 'boolean' || Object.keys(body).length !== 1) {
-      return Response.json(
-        { error: 'invalid_body', message: 'The body must be a JSON object with one field, "faults": true or false.' },
-        { status: 400, headers: { 'Cache-Control': 'no-store' } },
-      );
-    }
-    return Response.json({ running: true, ...(await setDemoFaults((body as { faults: boolean }).faults)) }, { headers: { 'Cache-Control': 'no-store' } });
+    const body = demoBody.safeParse(await readJsonBody(request, { limitBytes: BODY_LIMIT_BYTES }));
+    if (!body.success) throw invalidBody('The body must be a JSON object with one field, "faults": true or false.');
+    return Response.json({ running: true, ...(await setDemoFaults(body.data.faults)) }, { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
-    return errorResponse(error);
+    return apiErrorResponse(error);
   }
 }
 
-async function readBody(request: Request): Promise<unknown> {
-  const text = await request.text();
-  if (text.length > 1_000) return null;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return null;
-  }
-}
-
+// Requests with a body to this path skip proxy.ts, and with it its Host check and its 405s.
+const { notAllowed, options } = methodHandlers(allowedMethods('/api/v1/demo')!);
+export const OPTIONS = options;
+export const PUT = notAllowed;
+export const PATCH = notAllowed;
+export const DELETE = notAllowed;

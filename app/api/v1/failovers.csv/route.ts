@@ -1,4 +1,4 @@
-import { InvalidParameterError, parseLimit, parseSince } from '@/lib/api/params';
+import { InvalidParameterError, parseLimit, parseSearchText, parseSince, singleParam } from '@/lib/api/params';
 import { getStore } from '@/lib/db';
 import { FAILOVER_CAUSES, failoversToCsv, matchesFailover, parseCause, type FailoverFilter } from '@/lib/domain/failover-stats';
 import { errorResponse } from '@/lib/errors';
@@ -54,10 +54,8 @@ export async function GET(request: Request) {
 }
 
 function parseFilter(search: URLSearchParams): FailoverFilter {
-  const rawCause = search.get('cause') || null;
+  const rawCause = singleParam(search, 'cause', 32) ?? null;
   const cause = parseCause(rawCause);
   if (rawCause !== null && cause === null) throw new InvalidParameterError('cause', `one of ${FAILOVER_CAUSES.join(', ')}`, rawCause);
-  const text = search.get('q') || null;
-  if (text !== null && text.length > 200) throw new InvalidParameterError('q', 'at most 200 characters', `${text.slice(0, 20)}...`);
-  return { text, cause };
+  return { text: parseSearchText(search) ?? null, cause };
 }

@@ -9,7 +9,8 @@ export const dynamic = 'force-dynamic';
 export async function GET(request: Request) {
   try {
     const search = new URL(request.url).searchParams;
-    const page = await listFailovers(await getStore(), { since: parseSince(search), limit: parseLimit(search, 200, 5_000), before: parseCursor(search) });
+    const options = { since: parseSince(search), limit: parseLimit(search, 200, 5_000), before: parseCursor(search) };
+    const page = await listFailovers(await getStore(), options);
     return Response.json(page, { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return errorResponse(error);

@@ -1,0 +1,93 @@
+// Reading a JSON request body, for every route that takes one (POST /api/v1/demo, and the
+// admin routes to come). In this order, each refusal a `{ error, message }` answer:
+//   1. Host and Origin (lib/api/guard.ts): proxy.ts does not see a request that carries a
+//      body to such a route, so that the body is never read before it is checked here;
+//   2. Content-Type: application/json (415): a cross-site form or a text/plain fetch cannot
+//      send it without the browser asking first (CORS preflight, which is not answered);
+//   3. size: a Content-Length above the limit is refused before reading anything, and a body
+//      without one is read only up to the limit (413);
+//   4. UTF-8, then JSON.parse (400 invalid_body).
+import { guardRequest } from './guard';
+import { quoted, RequestRefusedError } from './refusal';
+
+/** The largest body a route takes unless it says otherwise. */
+export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
+
+export type ReadJsonOptions = {
+  /** The largest body accepted, in bytes. */
+  limitBytes?: number;
+};
+
+/** The request's JSON body, checked as above; throws RequestRefusedError. */
+export async function readJsonBody(request: Request, options: ReadJsonOptions = {}): Promise<unknown> {
+  const limit = options.limitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  guardRequest(request);
+
+  const type = request.headers.get('content-type');
+  if (!isJsonContentType(type)) {
+    throw new RequestRefusedError(
+      415,
+      'unsupported_media_type',
+      `The body must be JSON sent with "Content-Type: application/json", not ${type === null ? 'without a Content-Type' : `as ${quoted(type)}`}.`,
+      { Accept: 'application/json' },
+    );
+  }
+
+  const declared = request.headers.get('content-length');
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge(limit, `${declared} bytes`);
+
+  const bytes = await readUpTo(request, limit);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw invalidBody('The body is not valid UTF-8 text.');
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw invalidBody(text.trim() === '' ? 'The body is empty: a JSON value was expected.' : 'The body is not valid JSON.');
+  }
+}
+
+/** application/json, with at most a charset parameter of utf-8. */
+export function isJsonContentType(value: string | null): boolean {
+  if (value === null) return false;
+  const [essence, ...parameters] = value.split(';').map((part) => part.trim().toLowerCase());
+  if (essence !== 'application/json') return false;
+  return parameters.every((parameter) => parameter === '' || /^charset="?utf-8"?$/.test(parameter));
+}
+
+/** The body's bytes; stops reading (and cancels the rest) as soon as it has more than `limit`. */
+async function readUpTo(request: Request, limit: number): Promise<Uint8Array> {
+  if (request.body === null) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit, `more than ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+function tooLarge(limit: number, found: string): RequestRefusedError {
+  // Connection: close: what the client has not sent yet is not waited for.
+  return new RequestRefusedError(413, 'body_too_large', `The body may be at most ${limit} bytes, not ${found}.`, { Connection: 'close' });
+}
+
+export function invalidBody(message: string): RequestRefusedError {
+  return new RequestRefusedError(400, 'invalid_body', message);
+}

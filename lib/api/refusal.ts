@@ -1,0 +1,38 @@
+// A request refused before it reaches a route's work: wrong Host, cross-origin, wrong method,
+// wrong content type, a body too large. Its answer has the API's error shape,
+// `{ error, message }`. Kept apart from lib/errors.ts so that proxy.ts, which uses it, does
+// not load the store's modules.
+
+export class RequestRefusedError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'RequestRefusedError';
+  }
+}
+
+export function refusalResponse(refusal: RequestRefusedError): Response {
+  return Response.json({ error: refusal.code, message: refusal.message }, { status: refusal.status, headers: { 'Cache-Control': 'no-store', ...refusal.headers } });
+}
+
+/** A value from a request as a message quotes it: at most 60 characters, control characters escaped. */
+export function quoted(value: string): string {
+  const cut = value.length > 60 ? `${value.slice(0, 57)}...` : value;
+  // eslint-disable-next-line no-control-regex -- control characters are what it escapes
+  return `"${cut.replace(/[\u0000-\u001f\u007f-\u009f"\\]/g, (c) => (c === '"' || c === '\\' ? `\\${c}` : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`))}"`;
+}
+
+/** The methods each path of the API answers. Paths outside the API and /metrics: null (Next's pages decide). */
+export function allowedMethods(pathname: string): string[] | null {
+  if (pathname === '/api/v1/demo') return ['GET', 'HEAD', 'OPTIONS', 'POST'];
+  if (pathname === '/api' || pathname.startsWith('/api/') || pathname === '/metrics') return ['GET', 'HEAD', 'OPTIONS'];
+  return null;
+}
+
+export function methodNotAllowed(method: string, allowed: string[]): RequestRefusedError {
+  return new RequestRefusedError(405, 'method_not_allowed', `This path answers ${allowed.join(', ')}, not ${quoted(method)}.`, { Allow: allowed.join(', ') });
+}

@@ -1,0 +1,376 @@
+// The API against hostile requests, on real `next start` servers (issue 13, points 9 and 10):
+// - every route, parameter, method, Host and body that fast-check makes up is answered
+//   without a 5xx, and a refusal under /api is the API's JSON error;
+// - the values the issue names are 400s naming the parameter;
+// - a Host the server is not reached by is refused (421), the health checks excepted;
+// - state-changing requests: cross-origin ones are refused (403), text/plain is refused (415),
+//   a same-origin JSON POST gets through, and an oversized body is refused from its
+//   Content-Length, or at the limit, without being read whole (413).
+// Requests go over plain sockets (tests/support/raw-http.ts) to 127.0.0.1, with whatever
+// Host header the case calls for.
+import { expect, test } from '@playwright/test';
+import fc from 'fast-check';
+import { createLeaseClient, type Lease } from '../../lib/lease';
+import { EMBEDDED_URL, OBSERVING_URL } from '../../playwright.config';
+import { rawRequest, type RawRequest, type RawResponse } from '../support/raw-http';
+import { testServices } from '../support/services';
+import { OBSERVED } from './observed';
+
+const EMBEDDED = Number(new URL(EMBEDDED_URL).port);
+const OBSERVING = Number(new URL(OBSERVING_URL).port);
+
+const send = (port: number, request: RawRequest) => rawRequest(port, { ...request, headers: request.headers ?? [['Host', `127.0.0.1:${port}`]] });
+const get = (port: number, target: string, headers?: [string, string | null][]) => send(port, { method: 'GET', target, headers: headers ?? [['Host', `127.0.0.1:${port}`]] });
+const json = (response: RawResponse) => JSON.parse(response.body) as { error: string; message: string };
+
+/** An answer a client can rely on: never a 5xx (nor a dropped connection); a JSON error under /api and /metrics. */
+function expectSane(response: RawResponse, request: RawRequest) {
+  const what = `${request.method} ${request.target.slice(0, 300)} (Host ${JSON.stringify(request.headers?.find(([n]) => n === 'Host')?.[1]?.slice(0, 80))})`;
+  expect(response.status, `${what} -> ${response.status} ${response.body.slice(0, 300)}`).toBeGreaterThanOrEqual(100);
+  expect(response.status, `${what} -> ${response.status} ${response.body.slice(0, 300)}`).toBeLessThan(500);
+  if (response.status >= 400 && request.method !== 'HEAD' && response.headers['content-type']?.includes('application/json')) {
+    const body = json(response);
+    expect(typeof body.error, what).toBe('string');
+    expect(typeof body.message, what).toBe('string');
+  }
+}
+
+test.describe('point 9: hostile parameters are 400s naming them, never 500s', () => {
+  const cases: [string, string, number, string][] = [
+    // target, the parameter or path the message names, status, error
+    ['/api/v1/leases/demo%2Fa%00', 'U+0000', 400, 'invalid_lease_id'],
+    ['/api/v1/leases/demo/a%00b/events', 'U+0000', 400, 'invalid_lease_id'],
+    ['/api/v1/leases/demo/a%1Bb', 'U+001B', 400, 'invalid_lease_id'],
+    [`/api/v1/leases/demo/${'x'.repeat(10_240)}`, 'characters long', 400, 'invalid_lease_id'],
+    ['/api/v1/leases/%ZZ', 'percent-escape', 400, 'invalid_path'],
+    ['/api/v1/leases/demo/%E0%A4%A', 'percent-escape', 400, 'invalid_path'],
+    ['/api/v1/failovers?since=0000-01-01', '"since"', 400, 'invalid_parameter'],
+    ['/api/v1/failovers?since=999999d', '"since"', 400, 'invalid_parameter'],
+    ['/api/v1/failovers?since=2026-02-30', '"since"', 400, 'invalid_parameter'],
+    ['/api/v1/failovers?since=%2B275760-09-13T00:00:00Z', '"since"', 400, 'invalid_parameter'],
+    ['/api/v1/failovers?cursor=9999999999999999999', '"cursor"', 400, 'invalid_parameter'],
+    ['/api/v1/failovers?cursor=-1', '"cursor"', 400, 'invalid_parameter'],
+    ['/api/v1/failovers?limit=1e3', '"limit"', 400, 'invalid_parameter'],
+    ['/api/v1/failovers?limit=1&limit=2', '"limit"', 400, 'invalid_parameter'],
+    ['/api/v1/failovers.csv?since=0000-01-01', '"since"', 400, 'invalid_parameter'],
+    ['/api/v1/failovers.csv?q=%00', '"q"', 400, 'invalid_parameter'],
+    [`/api/v1/failovers.csv?q=${'x'.repeat(10_240)}`, '"q"', 400, 'invalid_parameter'],
+    ['/api/v1/leases/demo/x/events?since=0000-01-01', '"since"', 400, 'invalid_parameter'],
+    ['/api/v1/leases/demo/x/events?cursor=9999999999999999999', '"cursor"', 400, 'invalid_parameter'],
+    ['/api/v1/leases/demo/x/renewals?since=999999d', '"since"', 400, 'invalid_parameter'],
+    ['/api/v1/leases?q=a%00b', '"q"', 400, 'invalid_parameter'],
+    ['/api/v1/leases?state=%E2%80%AEheld', '"state"', 400, 'invalid_parameter'],
+    ['/api/v1/leases?limit=NaN', '"limit"', 400, 'invalid_parameter'],
+  ];
+  for (const [target, named, status, error] of cases) {
+    test(`GET ${target.slice(0, 80)} -> ${status} ${error}`, async () => {
+      const response = await get(EMBEDDED, target);
+      expect(response.status, response.body).toBe(status);
+      expect(response.headers['content-type']).toContain('application/json');
+      const body = json(response);
+      expect(body.error).toBe(error);
+      expect(body.message).toContain(named);
+      // eslint-disable-next-line no-control-regex -- the point
+      expect(body.message).not.toMatch(/[\u0000-\u001f]/);
+    });
+  }
+
+  test('methods a path does not answer: 405 with Allow (TRACE aside: see its own test)', async () => {
+    for (const [method, target, allow] of [
+      ['PUT', '/api/v1/leases', 'GET, HEAD, OPTIONS'],
+      ['DELETE', '/metrics', 'GET, HEAD, OPTIONS'],
+      ['PROPFIND', '/api/v1/sources', 'GET, HEAD, OPTIONS'],
+      ['PATCH', '/api/v1/demo', 'GET, HEAD, OPTIONS, POST'],
+      ['POST', '/api/v1/failovers', 'GET, HEAD, OPTIONS'],
+    ] as const) {
+      const response = await send(EMBEDDED, { method, target });
+      expect(response.status, `${method} ${target}`).toBe(405);
+      expect(response.headers.allow).toBe(allow);
+      expect(json(response).error).toBe('method_not_allowed');
+    }
+    // A body does not change that, though such a request to /api/v1/demo skips proxy.ts.
+    const withBody = await send(EMBEDDED, { method: 'DELETE', target: '/api/v1/demo', headers: [['Host', `127.0.0.1:${EMBEDDED}`], ['Content-Type', 'application/json']], body: new TextEncoder().encode('{}') });
+    expect(withBody.status).toBe(405);
+    expect(withBody.headers.allow).toBe('GET, HEAD, OPTIONS, POST');
+  });
+
+  // TRACE: Next.js builds a fetch Request for the proxy and for every route handler, and
+  // Node's Request refuses the method ("'TRACE' HTTP method is unsupported"): Next answers 500
+  // before any of Leasehold's code runs. Only something in front of Next's request handler can
+  // answer it (see the report of issue 13); kept here so that it shows when that is done.
+  test('TRACE is answered 405, not 500', async () => {
+    test.fail(true, 'Next.js answers TRACE with 500 before proxy.ts or a route runs; needs a fix in front of its request handler');
+    for (const target of ['/api/v1/leases', '/metrics', '/']) {
+      const response = await send(EMBEDDED, { method: 'TRACE', target });
+      expect(response.status, `TRACE ${target}`).toBe(405);
+    }
+  });
+});
+
+test.describe('point 10: Host, Origin, Content-Type and body size', () => {
+  test('a Host the server is not reached by is refused on every path but the health checks', async () => {
+    for (const target of ['/', '/failovers', '/leases/demo%2Fx', '/api/v1/leases', '/api/v1/leases/demo%2Fx', '/api/v1/failovers.csv', '/api/v1/sources', '/api/v1/stream', '/api/v1/demo', '/metrics']) {
+      for (const host of ['evil.example', `evil.example:${EMBEDDED}`, `127.0.0.1.evil.example:${EMBEDDED}`, null]) {
+        const response = await get(EMBEDDED, target, [['Host', host]]);
+        if (host === null) {
+          // HTTP/1.1 without a Host: Node refuses it before Next.
+          expect(response.status, `${target} without a Host`).toBe(400);
+          continue;
+        }
+        expect(response.status, `${target} with Host ${host}`).toBe(421);
+        const body = json(response);
+        expect(body.error).toBe('host_not_allowed');
+        expect(body.message).toContain('LEASEHOLD_ALLOWED_HOSTS');
+      }
+    }
+    for (const target of ['/api/health/live', '/api/health']) expect((await get(EMBEDDED, target, [['Host', 'evil.example']])).status).toBe(200);
+    // A POST with a body, which the route checks itself.
+    const post = await send(EMBEDDED, {
+      method: 'POST',
+      target: '/api/v1/demo',
+      headers: [['Host', 'evil.example'], ['Content-Type', 'application/json']],
+      body: new TextEncoder().encode('{"faults":false}'),
+    });
+    expect(post.status).toBe(421);
+    // The names it is reached by are served.
+    for (const host of [`127.0.0.1:${EMBEDDED}`, `localhost:${EMBEDDED}`, `[::1]:${EMBEDDED}`, 'localhost']) {
+      expect((await get(EMBEDDED, '/api/v1/sources', [['Host', host]])).status, host).toBe(200);
+    }
+  });
+
+  const demoPost = (headers: [string, string | null][], body = '{"faults":false}') =>
+    send(EMBEDDED, { method: 'POST', target: '/api/v1/demo', headers: [['Host', `127.0.0.1:${EMBEDDED}`], ...headers], body: new TextEncoder().encode(body) });
+
+  test('POST /api/v1/demo: cross-origin refused, text/plain refused, same-origin JSON served', async () => {
+    // What a page on another site can send without a preflight: text/plain, its own Origin.
+    const crossSite = await demoPost([['Origin', 'https://evil.example'], ['Content-Type', 'text/plain;charset=UTF-8'], ['Sec-Fetch-Site', 'cross-site']]);
+    expect(crossSite.status).toBe(403);
+    expect(json(crossSite).error).toBe('cross_origin');
+    expect((await demoPost([['Sec-Fetch-Site', 'cross-site'], ['Content-Type', 'application/json']])).status).toBe(403);
+    expect((await demoPost([['Origin', 'null'], ['Content-Type', 'application/json']])).status).toBe(403);
+    expect((await demoPost([['Origin', `http://localhost:${EMBEDDED}`], ['Content-Type', 'application/json']])).status).toBe(403);
+    const bodyless = await send(EMBEDDED, { method: 'POST', target: '/api/v1/demo', headers: [['Host', `127.0.0.1:${EMBEDDED}`], ['Origin', 'https://evil.example']] });
+    expect(bodyless.status).toBe(403);
+
+    const plain = await demoPost([['Origin', `http://127.0.0.1:${EMBEDDED}`], ['Content-Type', 'text/plain']]);
+    expect(plain.status).toBe(415);
+    expect(json(plain).error).toBe('unsupported_media_type');
+    expect((await demoPost([['Content-Type', 'application/x-www-form-urlencoded']], 'faults=false')).status).toBe(415);
+
+    // Same origin, JSON: through every check to the route's work. This server runs no demo
+    // (LEASEHOLD_DEMO=off): 404 not_found is that work's answer; a bad body is a 400 first.
+    for (const headers of [
+      [['Origin', `http://127.0.0.1:${EMBEDDED}`], ['Sec-Fetch-Site', 'same-origin'], ['Content-Type', 'application/json']],
+      [['Content-Type', 'application/json; charset=utf-8']], // curl, the CLI: no Origin, no Sec-Fetch-Site
+    ] as [string, string][][]) {
+      const served = await demoPost(headers);
+      expect(served.status, served.body).toBe(404);
+      expect(json(served).error).toBe('not_found');
+    }
+    expect(json(await demoPost([['Content-Type', 'application/json']], '{"faults":"yes"}')).error).toBe('invalid_body');
+    expect(json(await demoPost([['Content-Type', 'application/json']], '{"faults":')).error).toBe('invalid_body');
+  });
+
+  test('an oversized body is refused without being read whole', async () => {
+    // Says 100 MB, sends 1 KiB and waits: the answer must come from the Content-Length alone.
+    const declared = await send(EMBEDDED, {
+      method: 'POST',
+      target: '/api/v1/demo',
+      headers: [['Host', `127.0.0.1:${EMBEDDED}`], ['Content-Type', 'application/json']],
+      body: new Uint8Array(1_024).fill(0x20),
+      bodyMode: 'declared',
+      declaredLength: 100 * 1024 * 1024,
+      timeoutMs: 5_000,
+    });
+    expect(declared.status).toBe(413);
+    expect(json(declared).error).toBe('body_too_large');
+    // No Content-Length: chunks of 16 KiB of a 20 MB body, sent until the server answers.
+    const chunked = await send(EMBEDDED, {
+      method: 'POST',
+      target: '/api/v1/demo',
+      headers: [['Host', `127.0.0.1:${EMBEDDED}`], ['Content-Type', 'application/json']],
+      body: new Uint8Array(20 * 1024 * 1024).fill(0x20),
+      bodyMode: 'chunked',
+      timeoutMs: 10_000,
+    });
+    expect(chunked.status).toBe(413);
+    expect(json(chunked).error).toBe('body_too_large');
+    expect(chunked.bodyBytesSent).toBeLessThan(4 * 1024 * 1024);
+  });
+});
+
+// ---------------------------------------------------------------------------- the fuzz
+
+const HOSTILE = [
+  '\u0000', 'a\u0000b', '%00', '%ZZ', '%E0%A4%A', '%ED%A0%80', '%C0%AF', '%', '%%', '%2F', '%5C', '\u202eevil', '\u200f\u2066', '💥', 'ｆｕｌｌ', '..', '../..', '/', '\\', "'", '"', '<script>',
+  'NaN', 'Infinity', '-Infinity', '-1', '0', '-0', '1e309', '0x7fffffffffffffff', '9'.repeat(30), '9223372036854775807', '9223372036854775808', '-9223372036854775809', '18446744073709551616',
+  '0000-01-01', '0001-01-01', '9999-12-31T23:59:59.999Z', '10000-01-01', '275760-09-13', '-271821-04-20', '+275760-09-13T00:00:00Z', '2026-02-30', '2026-12-02T24:00:00Z', '1970-01-01T00:00:00+99:99',
+  '999999d', '1000000d', '0s', '1h', '15m', '7d', 'held', 'expired,acquired', 'taken_over', 'demo', 'x'.repeat(10_240), ' ', '+', '&', '=', '#', '?', '\t', '\r\n',
+];
+
+/** A value for a query parameter or a path: hostile constants, any unicode (lone surrogates too), numbers, dates. */
+const value = fc.oneof(
+  { weight: 5, arbitrary: fc.constantFrom(...HOSTILE) },
+  { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }) },
+  { weight: 1, arbitrary: fc.bigInt().map(String) },
+  { weight: 1, arbitrary: fc.double().map(String) },
+  { weight: 1, arbitrary: fc.date({ noInvalidDate: true, min: new Date(-8.64e15), max: new Date(8.64e15) }).map((d) => d.toISOString()) },
+);
+
+/**
+ * Into a request target: percent-encoded as UTF-8 (a lone surrogate as the bytes of one,
+ * which are not UTF-8), or "raw": only what would break the request line is encoded, so
+ * "%ZZ" stays malformed.
+ */
+function encode(text: string, raw: boolean): string {
+  let out = '';
+  for (const char of text) {
+    const code = char.codePointAt(0)!;
+    if (raw && code > 0x20 && code < 0x7f && char !== '#') out += char;
+    else if (code >= 0xd800 && code <= 0xdfff) out += `%${(0xe0 | (code >> 12)).toString(16)}%${(0x80 | ((code >> 6) & 0x3f)).toString(16)}%${(0x80 | (code & 0x3f)).toString(16)}`;
+    else out += encodeURIComponent(char).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16)}`);
+  }
+  return out;
+}
+
+type Route = { path: (id: string) => string; params: string[]; id?: boolean };
+const ROUTES: Route[] = [
+  { path: () => '/api/v1/leases', params: ['source', 'state', 'q', 'limit'] },
+  { path: (id) => `/api/v1/leases/${id}`, params: ['since'], id: true },
+  { path: (id) => `/api/v1/leases/${id}/events`, params: ['since', 'types', 'limit', 'cursor'], id: true },
+  { path: (id) => `/api/v1/leases/${id}/renewals`, params: ['since'], id: true },
+  { path: () => '/api/v1/failovers', params: ['since', 'limit', 'cursor'] },
+  { path: () => '/api/v1/failovers.csv', params: ['since', 'q', 'cause', 'limit'] },
+  { path: () => '/api/v1/sources', params: [] },
+  { path: () => '/api/v1/stream', params: ['after', 'source', 'lease'] },
+  { path: () => '/api/v1/demo', params: [] },
+  { path: () => '/api/health', params: [] },
+  { path: () => '/api/health/live', params: [] },
+  { path: () => '/metrics', params: [] },
+];
+
+const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', 'application/json; charset=latin1', '', 'application/json\u0085'];
+
+/** One request: route, id, parameters (repeats included), method, Host, Origin, body. */
+function requestArbitrary(port: number, knownIds: string[]) {
+  const good = `127.0.0.1:${port}`;
+  const id = fc.oneof(
+    { weight: 2, arbitrary: fc.constantFrom(...knownIds.map((known) => encode(known, false))) },
+    { weight: 1, arbitrary: fc.constantFrom(...knownIds.map((known) => known.split('/').map((part) => encode(part, false)).join('/'))) },
+    { weight: 3, arbitrary: fc.tuple(fc.constantFrom('demo', 'redis-e2e', 'x', ''), value, fc.boolean()).map(([source, key, raw]) => `${source}${raw ? '/' : '%2F'}${encode(key, raw)}`) },
+    { weight: 1, arbitrary: fc.tuple(value, fc.boolean()).map(([text, raw]) => encode(text, raw)) },
+  );
+  const host = fc.oneof(
+    { weight: 8, arbitrary: fc.constant(good) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom<string | null>(
+        'evil.example', `evil.example:${port}`, `localhost:${port}`, `[::1]:${port}`, '127.0.0.1', `LOCALHOST:${port}`, `127.0.0.1:${port}.evil.example`, '', 'a'.repeat(3_000),
+        `127.0.0.1:${port}, evil.example`, 'xn--80ak6aa92e.example', '1.2.3.4', `127.0.0.1:0`, `127.0.0.1:99999`, 'évil.example', null,
+      ),
+    },
+  );
+  const method = fc.constantFrom('GET', 'GET', 'GET', 'GET', 'HEAD', 'OPTIONS', 'POST', 'POST', 'PUT', 'PATCH', 'DELETE', 'PROPFIND');
+  const body = fc.option(
+    fc.record({
+      type: fc.constantFrom(...JSON_TYPES),
+      data: fc.oneof(
+        fc.constantFrom('{"faults":true}', '{"faults":false}', '{"faults":1}', '{"faults":true,"x":1}', '[]', 'null', '', '{', '\u0000', '"x"'),
+        fc.json().map((text) => text),
+        fc.uint8Array({ maxLength: 4_096 }),
+        fc.constantFrom(1_024, 1_025, 65_537, 2_000_000).map((size) => new Uint8Array(size).fill(0x20)),
+      ),
+      chunked: fc.boolean(),
+    }),
+    { nil: undefined },
+  );
+  const origin = fc.constantFrom<[string, string][]>([], [], [['Origin', `http://${good}`]], [['Origin', 'https://evil.example']], [['Origin', 'null']], [['Sec-Fetch-Site', 'cross-site']], [['Sec-Fetch-Site', 'same-origin']]);
+  return fc
+    .record({
+      route: fc.constantFrom(...ROUTES),
+      id,
+      params: fc.array(fc.tuple(fc.constantFrom('since', 'limit', 'cursor', 'types', 'state', 'source', 'q', 'cause', 'after', 'lease', 'range', 'x\u0000'), value, fc.boolean()), { maxLength: 4 }),
+      method,
+      host,
+      origin,
+      body,
+    })
+    .map(({ route, id: leaseId, params, method: verb, host: hostHeader, origin: originHeaders, body: payload }): RawRequest => {
+      const query = params.map(([name, text, raw]) => `${encode(name, false)}=${encode(text, raw)}`).join('&');
+      const headers: [string, string | null][] = [['Host', hostHeader], ...originHeaders];
+      const request: RawRequest = { method: verb, target: `${route.path(leaseId)}${query ? `?${query}` : ''}`, headers, timeoutMs: 15_000 };
+      if (payload && verb !== 'GET' && verb !== 'HEAD') {
+        if (payload.type) headers.push(['Content-Type', payload.type]);
+        request.body = typeof payload.data === 'string' ? new TextEncoder().encode(payload.data) : payload.data;
+        request.bodyMode = payload.chunked ? 'chunked' : 'length';
+      }
+      return request;
+    });
+}
+
+const GOOD_HOSTS = (port: number) => new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, '127.0.0.1', `LOCALHOST:${port}`]);
+
+async function fuzz(port: number, knownIds: string[], seconds: number) {
+  const seed = Number(process.env.LEASEHOLD_FUZZ_SEED ?? Date.now() % 2 ** 31);
+  let runs = 0;
+  await fc.assert(
+    fc.asyncProperty(requestArbitrary(port, knownIds), async (request) => {
+      runs++;
+      const response = await rawRequest(port, request);
+      if (response.status === 0 && response.reset && request.body !== undefined) {
+        // Answered and closed while the body was still being sent: the answer went with the
+        // reset (tests/support/raw-http.ts). The server must still be there.
+        expect((await get(port, '/api/health/live')).status, `after ${request.method} ${request.target.slice(0, 200)}`).toBe(200);
+        return;
+      }
+      expectSane(response, request);
+      // A Host it is not reached by: never served (the health checks aside).
+      const host = request.headers?.find(([name]) => name === 'Host')?.[1] ?? null;
+      const path = request.target.split('?')[0]!;
+      const health = (path === '/api/health' || path === '/api/health/live') && (request.method === 'GET' || request.method === 'HEAD');
+      if (!GOOD_HOSTS(port).has(host ?? '') && !health && response.status !== 400 && response.status !== 308) {
+        expect(response.status, `${request.method} ${request.target.slice(0, 200)} with Host ${JSON.stringify(host?.slice(0, 80))}`).toBe(421);
+      }
+    }),
+    { numRuns: 100_000, interruptAfterTimeLimit: seconds * 1_000, endOnFailure: true, seed },
+  );
+  console.log(`api-fuzz: ${runs} requests to port ${port} in ${seconds} s (seed ${seed}; LEASEHOLD_FUZZ_SEED=${seed} repeats them)`);
+  return runs;
+}
+
+test('fuzz: every route, parameter, method, Host and body, without a 5xx (embedded server)', async () => {
+  test.setTimeout(120_000);
+  const runs = await fuzz(EMBEDDED, ['demo/pixly.leases/weekly-digest-scheduler', 'demo/a/events'], 30);
+  test.info().annotations.push({ type: 'requests', description: String(runs) });
+  expect(runs).toBeGreaterThan(50);
+});
+
+test('fuzz: the same on a server with a lease, so that queries run on a real id (observing server)', async () => {
+  test.setTimeout(120_000);
+  const services = testServices();
+  const client = createLeaseClient({ backend: 'redis', urls: [services.redisUrl] });
+  const key = `${OBSERVED.redisPrefix}fuzzed`;
+  const id = `${OBSERVED.redisSource}/${key}`;
+  let lease: Lease | null = null;
+  try {
+    lease = await client.acquire(key, { holder: 'fuzz', ttlMs: 120_000 });
+    expect(lease).not.toBeNull();
+    await expect.poll(async () => (await get(OBSERVING, `/api/v1/leases/${encodeURIComponent(id)}`)).status, { timeout: 10_000 }).toBe(200);
+    // Extreme but valid values reach the store's queries and come back as pages.
+    for (const target of [
+      `/api/v1/leases/${encodeURIComponent(id)}/events?since=0001-01-01&cursor=9223372036854775807&limit=1000&types=acquired,expired`,
+      `/api/v1/leases/${encodeURIComponent(id)}/renewals?since=9999-12-31T23:59:59.999Z`,
+      '/api/v1/failovers?since=0001-01-01T00:00:00Z&cursor=9223372036854775807&limit=5000',
+    ]) {
+      const response = await get(OBSERVING, target);
+      expect(response.status, `${target}: ${response.body.slice(0, 300)}`).toBe(200);
+    }
+    const runs = await fuzz(OBSERVING, [id], 20);
+    test.info().annotations.push({ type: 'requests', description: String(runs) });
+    expect(runs).toBeGreaterThan(30);
+  } finally {
+    if (lease) await client.release(lease).catch(() => {});
+    await client.close();
+  }
+});
