@@ -366,6 +366,18 @@ test('fuzz: the same on a server with a lease, so that queries run on a real id 
       const response = await get(OBSERVING, target);
       expect(response.status, `${target}: ${response.body.slice(0, 300)}`).toBe(200);
     }
+    // Hostile values on a real id: refused before the store is asked (each was a 500 from SQL).
+    for (const [target, error] of [
+      [`/api/v1/leases/${encodeURIComponent(id)}/events?since=0000-01-01`, 'invalid_parameter'],
+      [`/api/v1/leases/${encodeURIComponent(id)}/events?cursor=9999999999999999999`, 'invalid_parameter'],
+      [`/api/v1/leases/${encodeURIComponent(id)}/renewals?since=999999d`, 'invalid_parameter'],
+      [`/api/v1/leases/${encodeURIComponent(`${id}\u0000`)}`, 'invalid_lease_id'],
+      [`/api/v1/leases/${encodeURIComponent(`${id}\u0000`)}/events`, 'invalid_lease_id'],
+    ]) {
+      const response = await get(OBSERVING, target!);
+      expect(response.status, `${target}: ${response.body.slice(0, 300)}`).toBe(400);
+      expect(json(response).error).toBe(error);
+    }
     const runs = await fuzz(OBSERVING, [id], 20);
     test.info().annotations.push({ type: 'requests', description: String(runs) });
     expect(runs).toBeGreaterThan(30);

@@ -31,7 +31,7 @@ describe('host patterns', () => {
     expect(parseHostPattern(text)).toEqual(pattern);
   });
 
-  it.each(['', 'a:0', 'a:65536', 'a:99999999', 'a b', 'evil.example\u0000', 'http://a', 'a/b', '[::1', '[nothost]:1', 'a:b', '*', '-a', 'a..b', 'x'.repeat(400)])('"%s" is not a host', (text) => {
+  it.each(['', 'a:0', 'a:65536', 'a:99999999', 'a b', 'evil.example\u0000', 'http://a', 'a/b', '[::1', '[nothost]:1', 'a:b', '*', '-a', 'a..b', 'x'.repeat(400)].map((text) => ({ name: text.length > 40 ? `${text.slice(0, 20)}... (${text.length} chars)` : JSON.stringify(text), text })))('$name is not a host', ({ text }) => {
     expect(parseHostPattern(text)).toBeNull();
   });
 
@@ -50,12 +50,14 @@ describe('the Host rule', () => {
     expect(hostAllowed(loopback, host)).toBe(true);
   });
 
-  it.each([null, '', 'evil.example', 'evil.example:3000', 'localhost.evil.example', '127.0.0.1.evil.example', '127.0.0.2', '0.0.0.0', '[::2]', 'localhost:0', 'localhost\u0000', 'a'.repeat(10_000)])(
-    'default: %j is refused',
-    (host) => {
-      expect(hostAllowed(loopback, host)).toBe(false);
-    },
-  );
+  it.each(
+    [null, '', 'evil.example', 'evil.example:3000', 'localhost.evil.example', '127.0.0.1.evil.example', '127.0.0.2', '0.0.0.0', '[::2]', 'localhost:0', 'localhost\u0000', 'a'.repeat(10_000)].map((host) => ({
+      name: host !== null && host.length > 40 ? `${host.slice(0, 20)}... (${host.length} chars)` : JSON.stringify(host),
+      host,
+    })),
+  )('default: $name is refused', ({ host }) => {
+    expect(hostAllowed(loopback, host)).toBe(false);
+  });
 
   it('HOST is allowed with any port; on 0.0.0.0 also the machine name and its addresses', () => {
     expect(hostAllowed(hostRule('192.0.2.10', null), '192.0.2.10:3000')).toBe(true);

@@ -26,6 +26,12 @@ const LONG = 'x'.repeat(10_240);
 // Values every parser must refuse, whatever it parses.
 const HOSTILE = ['\u0000', 'a\u0000b', '%00', '\u0007', '\u001b[31m', '\u007f', '\u0085', '\u202eevil', 'NaN', 'Infinity', '-1', '1e3', '0x10', ' 5', '5 ', '１２', '💥', LONG];
 
+/** A value as a test's name shows it: JSON, cut to 40 characters (a 10 kB value is not a name). */
+const label = (value: unknown) => {
+  const text = JSON.stringify(value);
+  return text.length > 40 ? `${text.slice(0, 30)}... (${text.length} chars)` : text;
+};
+
 /** Runs `parse` and says what it did: the value, or the parameter its 400 names. */
 function outcome(parse: () => unknown): { value: unknown } | { refused: string } {
   try {
@@ -57,7 +63,7 @@ describe('since', () => {
     ['0x10d', ''],
     ['2026-12-02T06:00:00Z\u0000', ''],
     ...HOSTILE.map((value) => [value, 'hostile'] as [string, string]),
-  ])('"%s" is a 400 naming since (%s)', (value) => {
+  ].map(([value, why]) => ({ name: `${label(value)}${why ? ` (${why})` : ''}`, value: value! })))('$name is a 400 naming since', ({ value }) => {
     expect(outcome(() => parseSince(q({ since: value }), NOW))).toEqual({ refused: 'since' });
   });
 
@@ -75,7 +81,7 @@ describe('since', () => {
     ['0001-01-01', MIN_TIME_MS],
     ['0099-06-01', Date.parse('0099-06-01T00:00:00Z')],
     ['9999-12-31T23:59:59.999Z', MAX_TIME_MS],
-  ])('"%s" is a time', (value, at) => {
+  ].map(([value, at]) => ({ name: label(value), value: value as string, at: at as number })))('$name is a time', ({ value, at }) => {
     expect(parseSince(q({ since: value }), NOW)?.getTime()).toBe(at);
   });
 
@@ -102,7 +108,7 @@ describe('cursor', () => {
     '1.5',
     '1e18',
     ...HOSTILE,
-  ])('"%s" is a 400 naming cursor', (value) => {
+  ].map((value) => ({ name: label(value), value })))('$name is a 400 naming cursor', ({ value }) => {
     expect(outcome(() => parseCursor(q({ cursor: value })))).toEqual({ refused: 'cursor' });
   });
 
@@ -111,13 +117,13 @@ describe('cursor', () => {
     ['42', 42n],
     ['9223372036854775807', MAX_INT64],
     ['0009223372036854775', 9_223_372_036_854_775n],
-  ])('"%s" is a cursor', (value, cursor) => {
+  ].map(([value, cursor]) => ({ name: label(value), value: value as string, cursor: cursor as bigint })))('$name is a cursor', ({ value, cursor }) => {
     expect(parseCursor(q({ cursor: value }))).toBe(cursor);
   });
 });
 
 describe('limit', () => {
-  it.each(['0', '1001', '99999999999999999999', '1.0', '1.5', ...HOSTILE])('"%s" is a 400 naming limit', (value) => {
+  it.each(['0', '1001', '99999999999999999999', '1.0', '1.5', ...HOSTILE].map((value) => ({ name: label(value), value })))('$name is a 400 naming limit', ({ value }) => {
     expect(outcome(() => parseLimit(q({ limit: value }), 100, 1_000))).toEqual({ refused: 'limit' });
   });
 
@@ -131,7 +137,7 @@ describe('limit', () => {
 });
 
 describe('types', () => {
-  it.each(['expired,', 'EXPIRED', 'expired,nope', 'acquired\u0000', ...HOSTILE])('"%s" is a 400 naming types', (value) => {
+  it.each(['expired,', 'EXPIRED', 'expired,nope', 'acquired\u0000', ...HOSTILE].map((value) => ({ name: label(value), value })))('$name is a 400 naming types', ({ value }) => {
     expect(outcome(() => parseTypes(q({ types: value })))).toEqual({ refused: 'types' });
   });
 
@@ -155,8 +161,8 @@ describe('the lease list filter', () => {
     ['limit', '100001'],
     ...HOSTILE.map((value) => ['state', value] as [string, string]),
     ...HOSTILE.filter((value) => !/^[A-Za-z0-9]/.test(value) || value.length > 63).map((value) => ['source', value] as [string, string]),
-  ])('%s="%s" is a 400 naming it', (name, value) => {
-    expect(outcome(() => parseLeaseFilter(q({ [name]: value })))).toEqual({ refused: name });
+  ].map(([parameter, value]) => ({ name: `${parameter}=${label(value)}`, parameter: parameter!, value: value! })))('$name is a 400 naming it', ({ parameter, value }) => {
+    expect(outcome(() => parseLeaseFilter(q({ [parameter]: value })))).toEqual({ refused: parameter });
   });
 
   it('text may hold any printable character, bidi and emoji included (they only fail to match)', () => {
@@ -189,7 +195,7 @@ describe('lease ids from the path', () => {
     [['demo', 'x'.repeat(10_240)], 'characters long'],
     [['demo'], 'expected'],
     [['', 'key'], 'expected'],
-  ])('%j is an invalid lease id (%s)', (segments, reason) => {
+  ].map(([segments, reason]) => ({ name: `${label(segments)} (${reason as string})`, segments: segments as string[], reason: reason as string })))('$name is an invalid lease id', ({ segments, reason }) => {
     expect(() => leaseIdParam(segments)).toThrow(InvalidLeaseIdError);
     expect(() => leaseIdParam(segments)).toThrow(reason);
   });
@@ -204,7 +210,7 @@ describe('lease ids from the path', () => {
     [['r', '\u202eevil'], 'r/\u202eevil'],
     [['r', 'a\\x00b'], 'r/a\\x00b'],
     [['r', '💥'.repeat(1000)], `r/${'💥'.repeat(1000)}`],
-  ])('%j is the id %j', (segments, id) => {
+  ].map(([segments, id]) => ({ name: label(segments), segments: segments as string[], id: id as string })))('$name is an id', ({ segments, id }) => {
     expect(leaseIdParam(segments)).toBe(id);
   });
 });
