@@ -48,7 +48,11 @@ export function startCollector(options: CollectorOptions): Collector {
   let leaseClient: LeaseClient | null = null;
   let stopping: Promise<void> | null = null;
 
+  // Observers running per source: after ownership churn the next term's observer can start
+  // before the last one has finished stopping, and the source is owned while either runs.
+  const running = new Map<string, number>();
   const observe = async (source: LeaseSource, token: bigint, signal: AbortSignal) => {
+    running.set(source.name, (running.get(source.name) ?? 0) + 1);
     owned.add(source.name);
     metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 1);
     try {
@@ -67,8 +71,12 @@ export function startCollector(options: CollectorOptions): Collector {
         }
       }
     } finally {
-      owned.delete(source.name);
-      metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 0);
+      const left = running.get(source.name)! - 1;
+      running.set(source.name, left);
+      if (left === 0) {
+        owned.delete(source.name);
+        metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 0);
+      }
     }
   };
 

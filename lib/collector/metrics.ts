@@ -75,7 +75,11 @@ const HELP: Record<string, [string, string]> = {
   leasehold_renewals_total: ['counter', 'Renewals observed, by source.'],
   leasehold_read_failures_total: ['counter', 'Reads of a source that failed.'],
   leasehold_store_write_failures_total: ['counter', 'Store writes that failed and were retried.'],
+  leasehold_store_refused_leases_total: ['counter', 'Leases the store would not take as they were (written as unknown instead), by source.'],
   leasehold_poll_duration_seconds: ['histogram', 'Time to read a source and write what changed, per read.'],
+  leasehold_stream_clients: ['gauge', 'Live streams (GET /api/v1/stream) open in this process.'],
+  leasehold_stream_dropped_total: ['counter', 'Live streams dropped because their client stopped reading.'],
+  leasehold_stream_rejected_total: ['counter', 'Live streams refused with 429, by the cap reached (server, address).'],
 };
 
 /** The registry in Prometheus text exposition format (version 0.0.4). */

@@ -4,10 +4,11 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Config, SourceConfig } from '../../lib/config';
-import { startCollector, type Collector } from '../../lib/collector';
+import type { SourceConfig } from '../../lib/config';
+import type { Collector } from '../../lib/collector';
 import { openStore, type Store } from '../../lib/db/store';
 import type { LeaseClientOptions } from '../../lib/lease';
+import { testCollector } from '../support/collector';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
 import { startRedisServer, type RedisServer } from '../support/redis-servers';
 import { ROOT, testServices } from '../support/services';
@@ -36,17 +37,7 @@ afterAll(async () => {
 });
 
 function collect(sources: SourceConfig[], pollMs = 200): Collector {
-  const config = {
-    sources,
-    pollMs,
-    retention: { rollupDays: 30, eventDays: 90, renewalSamplesPerLease: 120 },
-    file: null,
-    store: { kind: 'postgres', url: db.url },
-    host: '127.0.0.1',
-    port: 0,
-    collectorLeaseTtlMs: 10_000,
-  } as Config;
-  const collector = startCollector({ store, config, log: () => {} });
+  const collector = testCollector(store, sources, { pollMs });
   collectors.push(collector);
   return collector;
 }

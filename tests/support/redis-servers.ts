@@ -21,9 +21,10 @@ async function answers(port: number): Promise<boolean> {
   }
 }
 
-export async function startRedisServer(port: number): Promise<RedisServer> {
+/** `args`: more server options, such as ['--notify-keyspace-events', 'KEA']. */
+export async function startRedisServer(port: number, args: string[] = []): Promise<RedisServer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...args], {
     stdio: 'ignore',
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
