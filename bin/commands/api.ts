@@ -1,6 +1,7 @@
 // CLI commands that read the HTTP API of a running Leasehold (LEASEHOLD_URL, default
 // http://127.0.0.1:3000; LEASEHOLD_TOKEN is sent as a bearer token when set). Human tables by
 // default, the API's own JSON with --json.
+import { terminalText } from '../../lib/domain/display';
 import { printTable } from './table';
 
 export class ApiCallError extends Error {
@@ -84,8 +85,8 @@ export async function apiCommand(command: string, args: string[], flags: Flags):
           ['expires', lease.expiresAt ?? '—'],
           ['transitions', String(lease.transitions)],
         ];
-        for (const [name, value] of rows) console.log(`${name.padEnd(16)} ${value}`);
-        if (lease.candidates.length) console.log(`${'queued'.padEnd(16)} ${lease.candidates.map((c) => `${c.holder}${c.token ? ` (token ${c.token})` : ''}`).join(', ')}`);
+        if (lease.candidates.length) rows.push(['queued', lease.candidates.map((c) => `${c.holder}${c.token ? ` (token ${c.token})` : ''}`).join(', ')]);
+        for (const [name, value] of rows) console.log(`${name.padEnd(16)} ${terminalText(value)}`);
         console.log('');
         printTable(EVENT_HEADERS, eventRows(lease.events));
       });

@@ -1,5 +1,9 @@
 // Plain aligned tables for people at a terminal; --json is for machines.
-export function printTable(headers: string[], rows: string[][]) {
+import { terminalText } from '../../lib/domain/display';
+
+/** Every cell is made safe for a terminal: no control or bidi character from a server reaches it. */
+export function printTable(headers: string[], unsafeRows: string[][]) {
+  const rows = unsafeRows.map((row) => row.map((cell) => terminalText(cell ?? '')));
   const widths = headers.map((h, i) => Math.min(60, Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length))));
   const line = (cells: string[]) =>
     cells

@@ -87,6 +87,12 @@ export function SourceCard({ source }: { source: SourceRow }) {
           </div>
         </div>
       ) : null}
+      {source.status === 'up' && source.lastError ? (
+        <div className={styles.partly} data-testid="source-partly">
+          <strong>Part of this source cannot be read:</strong> {source.lastError}
+          <div className={styles.downNote}>The leases of that part are shown as stale with what was last read; the rest of the source is read as usual.</div>
+        </div>
+      ) : null}
       {source.status === 'unknown' && source.configured ? (
         <p className={styles.note}>Not read yet: no collector has reported on this source. Is a collector running?</p>
       ) : null}

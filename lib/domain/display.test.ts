@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { displayBytes, displayText, escapeBytes, exactText, exactTextOf, EXACT_TEXT_MAX_BYTES, unescapeText } from './display';
+import { displayBytes, displayText, escapeBytes, exactText, exactTextOf, EXACT_TEXT_MAX_BYTES, terminalText, unescapeText } from './display';
 
 describe('displaying untrusted values', () => {
   it.each([
@@ -94,5 +94,16 @@ describe('exact text: the identity of keys and holders', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('terminal text', () => {
+  it.each([
+    { name: 'a bidi override', input: 'lock:\u202eevil', text: 'lock:\\u202eevil' },
+    { name: 'an escape sequence', input: 'w\u001b[2J', text: 'w\\u001b[2J' },
+    { name: 'already escaped text stays as it is', input: 'a\\x00b', text: 'a\\x00b' },
+    { name: 'plain text', input: 'worker-7', text: 'worker-7' },
+  ])('$name', ({ input, text }) => {
+    expect(terminalText(input)).toBe(text);
   });
 });

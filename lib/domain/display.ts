@@ -131,6 +131,16 @@ export function escapeText(value: string): string {
   return out;
 }
 
+/**
+ * Text already shown elsewhere (the API's escaped keys and holders, error messages), made safe
+ * for a terminal: control, bidi and invisible characters become \uNNNN; everything else,
+ * backslashes included, stays as it is (an escaped text stays readable, not escaped twice).
+ */
+export function terminalText(text: string): string {
+  // eslint-disable-next-line no-control-regex -- the characters a terminal must not receive
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${hex4(c.charCodeAt(0))}`);
+}
+
 /** The bytes an escaped text stands for: the inverse of escapeBytes (and of escapeText, as UTF-8). Null when it is not such a text. */
 export function unescapeText(text: string): Uint8Array | null {
   const out: number[] = [];

@@ -101,3 +101,35 @@ describe('leasehold CLI', () => {
     expect(result.stdout).toMatch(/valid; 3 sources: pg-main \(postgres\), redis-main \(redis\), etcd-main \(etcd\)/);
   });
 });
+
+describe('leasehold CLI against a server that sends control and bidi characters', () => {
+  it('shows them escaped in tables and in a lease, never raw to the terminal', async () => {
+    // A server of any kind may answer (LEASEHOLD_URL is the user's to set): what it sends
+    // is untrusted. This one, on loopback, answers with a holder that would reverse the line.
+    const { createServer } = await import('node:http');
+    const lease = {
+      id: 'r/lock:\u202eevil', source: 'r', backend: 'redis', kind: 'lock', key: 'lock:\u202eevil', state: 'held', holder: 'w\u001b[2J\u2066x',
+      lastHolder: null, token: '7', fenced: true, ttlMs: 1000, remainingMs: 500, acquiredAt: null, renewedAt: null, expiresAt: null,
+      observedAt: new Date().toISOString(), stale: false, candidates: [{ holder: 'c\u200b2', token: '8' }], transitions: 0, recentTransitions: 0,
+      lastIntervalMs: null, lastMarginMs: null, problem: null, detail: null,
+    };
+    const server = createServer((request, response) => {
+      response.setHeader('Content-Type', 'application/json');
+      const body = request.url!.startsWith('/api/v1/leases/') ? { ...lease, events: [] } : { leases: [lease], total: 1, truncated: false, position: '1.0', sources: [] };
+      response.end(JSON.stringify(body));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      for (const args of [['leases'], ['lease', 'r/lock:x']]) {
+        const result = await cli(args, { ...noConfig, LEASEHOLD_URL: url });
+        expect(result.code).toBe(0);
+        // eslint-disable-next-line no-control-regex -- the point
+        expect(result.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/);
+        expect(result.stdout).toContain('\\u202eevil');
+      }
+    } finally {
+      server.close();
+    }
+  });
+});
