@@ -13,6 +13,8 @@ export type RawRequest = {
   /** How the body goes: with its Content-Length (default), in chunks, or with `declaredLength` and only `body` sent. */
   bodyMode?: 'length' | 'chunked' | 'declared';
   declaredLength?: number;
+  /** In chunked mode, a pause between chunks: time for an early answer to be read before the next write could fail on a closed connection. */
+  chunkDelayMs?: number;
   timeoutMs?: number;
 };
 
@@ -85,7 +87,8 @@ export function rawRequest(port: number, request: RawRequest): Promise<RawRespon
           const piece = body.subarray(at, at + 16_384);
           at += piece.byteLength;
           sent += piece.byteLength;
-          socket.write(Buffer.concat([encoder.encode(`${piece.byteLength.toString(16)}\r\n`), piece, encoder.encode('\r\n')]), () => setImmediate(next));
+          const delay = request.chunkDelayMs ?? 0;
+          socket.write(Buffer.concat([encoder.encode(`${piece.byteLength.toString(16)}\r\n`), piece, encoder.encode('\r\n')]), () => (delay > 0 ? setTimeout(next, delay) : setImmediate(next)));
         };
         next();
       } else {
