@@ -1,0 +1,32 @@
+// Methods a fetch Request cannot carry. Next.js turns every request into one before proxy.ts
+// or a route handler runs, and undici refuses TRACE ("'TRACE' HTTP method is unsupported"):
+// Next would answer 500 with its own page. The only place in front of that is the HTTP
+// server itself, so the server's 'request' event is answered here for it, with the API's
+// error shape, before Next sees it. (Node's parser answers TRACK 400 itself, and emits
+// 'connect' for CONNECT, which a server without a listener closes.)
+import http from 'node:http';
+import { allowedMethods, methodNotAllowed } from './refusal';
+
+const UNREPRESENTABLE = new Set(['TRACE']);
+const installed = globalThis as typeof globalThis & { __leaseholdMethodGuard?: boolean };
+
+/** Answers TRACE with 405 and the path's Allow, on every HTTP server of this process. Idempotent. */
+export function refuseUnrepresentableMethods(): void {
+  if (installed.__leaseholdMethodGuard) return;
+  installed.__leaseholdMethodGuard = true;
+  const emit = http.Server.prototype.emit;
+  http.Server.prototype.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
+    if (event === 'request') {
+      const [request, response] = args as [http.IncomingMessage, http.ServerResponse];
+      if (UNREPRESENTABLE.has(request.method ?? '')) {
+        const path = (request.url ?? '/').split('?')[0]!;
+        const refusal = methodNotAllowed(request.method!, allowedMethods(path) ?? ['GET', 'HEAD', 'OPTIONS']);
+        const body = JSON.stringify({ error: refusal.code, message: refusal.message });
+        response.writeHead(refusal.status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...refusal.headers });
+        response.end(body);
+        return true;
+      }
+    }
+    return (emit as (this: http.Server, event: string | symbol, ...args: unknown[]) => boolean).call(this, event, ...args);
+  } as typeof emit;
+}
