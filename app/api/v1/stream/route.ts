@@ -9,20 +9,37 @@
 // `gap: true` in hello says that could not be done (a position of another process, or too
 // old): the client has missed messages and should read again what it shows.
 // Optional filters: ?source=<name>, ?lease=<id>.
-import { position, seqOf, subscribe, type BusMessage } from '@/lib/collector/bus';
+// Bounded: a client that stops reading is dropped (and resumes when it reconnects); at most
+// LEASEHOLD_STREAM_MAX_CLIENTS streams, LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS per address,
+// 429 past either (lib/live/stream.ts).
+import type { BusMessage } from '@/lib/collector/bus';
 import { ensureRelay } from '@/lib/collector/relay';
 import { getStore } from '@/lib/db';
 import { errorResponse } from '@/lib/errors';
+import { admitStreamClient, clientAddress, openLiveStream } from '@/lib/live/stream';
 
 export const dynamic = 'force-dynamic';
 
-const HEARTBEAT_MS = 15_000;
+const HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache, no-transform',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+};
 
 export async function GET(request: Request) {
+  let admission;
+  try {
+    admission = admitStreamClient(clientAddress(request.headers));
+  } catch (error) {
+    return errorResponse(error);
+  }
+  if (!admission.ok) return admission.response;
   let store;
   try {
     store = await getStore();
   } catch (error) {
+    admission.release();
     return errorResponse(error);
   }
   ensureRelay(store);
@@ -36,62 +53,11 @@ export async function GET(request: Request) {
     const lease = message.type === 'lease' ? message.lease.id : message.type === 'event' ? message.event.leaseId : null;
     return (!onlySource || source === onlySource) && (!onlyLease || lease === onlyLease);
   };
+  const stream = openLiveStream({ after, wanted, signal: request.signal, onEnd: admission.release });
+  return new Response(stream, { headers: HEADERS });
+}
 
-  const encoder = new TextEncoder();
-  let cleanup = () => {};
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      let open = true;
-      const send = (text: string) => {
-        if (!open) return;
-        try {
-          controller.enqueue(encoder.encode(text));
-        } catch {
-          cleanup();
-        }
-      };
-      const epoch = position().split('.')[0];
-      const afterSeq = seqOf(after);
-      // Hello first, then the replayed messages (when resuming), then live ones. All of this
-      // runs in one synchronous block: nothing is published in between.
-      let live = false;
-      const replayed: string[] = [];
-      const { unsubscribe, resumed } = subscribe((message, seq) => {
-        if (!wanted(message)) return;
-        const data = message.type === 'lease' ? message.lease : message.type === 'event' ? message.event : message.source;
-        const text = `id: ${epoch}.${seq}\nevent: ${message.type}\ndata: ${JSON.stringify(data)}\n\n`;
-        if (live) send(text);
-        else replayed.push(text);
-      }, afterSeq);
-      const hello = resumed ? `${epoch}.${afterSeq}` : position();
-      // gap: asked to resume and could not; what the client shows may miss changes.
-      send(`retry: 2000\nid: ${hello}\nevent: hello\ndata: ${JSON.stringify({ position: hello, gap: after !== null && !resumed })}\n\n`);
-      live = true;
-      for (const text of replayed) send(text);
-      const heartbeat = setInterval(() => send(': keepalive\n\n'), HEARTBEAT_MS);
-      cleanup = () => {
-        if (!open) return;
-        open = false;
-        clearInterval(heartbeat);
-        unsubscribe();
-        try {
-          controller.close();
-        } catch {
-          // already closed by the client going away
-        }
-      };
-      request.signal.addEventListener('abort', () => cleanup(), { once: true });
-    },
-    cancel() {
-      cleanup();
-    },
-  });
-  return new Response(stream, {
-    headers: {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-    },
-  });
+// HEAD: the headers alone. (Next would otherwise run GET and never read its stream.)
+export function HEAD() {
+  return new Response(null, { headers: HEADERS });
 }

@@ -1,0 +1,261 @@
+// The live stream's connections (GET /api/v1/stream): who may open one, and what each may hold.
+//
+// Caps. At most LEASEHOLD_STREAM_MAX_CLIENTS streams are open in this process (default 500),
+// at most LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS from one client address (default 50); past
+// either, 429 with Retry-After. The address is the last entry of X-Forwarded-For: the one the
+// nearest proxy saw, or, without a proxy, the socket's (Next sets the header from it when the
+// client sent none; a client that reaches Next directly can send one of its own, so the global
+// cap is the one that always holds).
+//
+// Backpressure. Next pipes the stream to the socket and stops reading it while the socket's
+// buffers are full, so a client that does not read first fills the kernel's buffers (a few MB on
+// loopback), then Node's (16 KB), then this stream's queue. The queue's highWaterMark is
+// STREAM_BUFFER_BYTES: a message that finds it full is still queued (a burst of changes from one
+// read of a source is no reason to drop anyone), but a client whose queue has stayed full for
+// STREAM_STALL_MS, or holds STREAM_MAX_BUFFER_BYTES, is dropped: its stream is errored (Next
+// then destroys the socket), unsubscribed from the bus, its heartbeat stopped and its slot freed.
+// Every message carries its bus position as its id, so the client (an EventSource reconnects by
+// itself, with Last-Event-ID) resumes with nothing lost while the bus still remembers the
+// position, or is told `gap: true`.
+//
+// Each live message is rendered once for every stream (the same bytes are queued for all), so
+// clients that lag share the bytes they hold; replayed messages are rendered only as the
+// client takes them (pull), so a resume far back is not held in memory at once.
+import { metrics } from '../collector/metrics';
+import { position, seqOf, subscribe, type BusMessage } from '../collector/bus';
+import { ConfigError } from '../config';
+
+export const STREAM_BUFFER_BYTES = 256 * 1024;
+export const STREAM_MAX_BUFFER_BYTES = 4 * 1024 * 1024;
+export const STREAM_STALL_MS = 5_000;
+export const STREAM_HEARTBEAT_MS = 15_000;
+export const STREAM_RETRY_AFTER_S = 10;
+export const DEFAULT_STREAM_MAX_CLIENTS = 500;
+export const DEFAULT_STREAM_MAX_CLIENTS_PER_ADDRESS = 50;
+
+export type StreamLimits = { maxClients: number; maxClientsPerAddress: number };
+
+/** The caps from the environment; a value that is not a whole number from 1 to 1,000,000 is a ConfigError. */
+export function streamLimits(env: Record<string, string | undefined> = process.env): StreamLimits {
+  const problems: string[] = [];
+  const read = (name: string, fallback: number) => {
+    const raw = env[name]?.trim();
+    if (!raw) return fallback;
+    const value = Number(raw);
+    if (/^\d{1,7}$/.test(raw) && value >= 1 && value <= 1_000_000) return value;
+    problems.push(`environment variable ${name}: expected a whole number of streams from 1 to 1000000, found "${raw}"`);
+    return fallback;
+  };
+  const limits = {
+    maxClients: read('LEASEHOLD_STREAM_MAX_CLIENTS', DEFAULT_STREAM_MAX_CLIENTS),
+    maxClientsPerAddress: read('LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS', DEFAULT_STREAM_MAX_CLIENTS_PER_ADDRESS),
+  };
+  if (problems.length) throw new ConfigError('the environment', problems);
+  return limits;
+}
+
+type Clients = { open: number; byAddress: Map<string, number>; limits?: StreamLimits };
+
+// One count per process, on globalThis (as the bus: Next may load this module more than once).
+const state = globalThis as typeof globalThis & { __leaseholdStreamClients?: Clients };
+
+function clients(): Clients {
+  state.__leaseholdStreamClients ??= { open: 0, byAddress: new Map() };
+  return state.__leaseholdStreamClients;
+}
+
+/** The client's address: X-Forwarded-For's last entry (see above), `unknown` without one. */
+export function clientAddress(headers: Headers): string {
+  const entries = (headers.get('x-forwarded-for') ?? '').split(',');
+  const address = entries[entries.length - 1]!.trim().toLowerCase();
+  return address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '') || 'unknown';
+}
+
+export type Admission = { ok: true; release: () => void } | { ok: false; response: Response };
+
+/** Takes a slot for a stream from `address`, or the 429 to answer with. release() frees it (once). */
+export function admitStreamClient(address: string, limits?: StreamLimits): Admission {
+  const c = clients();
+  const { maxClients, maxClientsPerAddress } = limits ?? (c.limits ??= streamLimits());
+  const fromAddress = c.byAddress.get(address) ?? 0;
+  if (c.open >= maxClients || fromAddress >= maxClientsPerAddress) {
+    const server = c.open >= maxClients;
+    metrics.inc('leasehold_stream_rejected_total', { reason: server ? 'server' : 'address' });
+    const message = server
+      ? `This server has ${maxClients} live streams open, its limit (LEASEHOLD_STREAM_MAX_CLIENTS); try again in ${STREAM_RETRY_AFTER_S} s.`
+      : `Your address (${address}) has ${maxClientsPerAddress} live streams open, the limit per address (LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS); close one, or try again in ${STREAM_RETRY_AFTER_S} s.`;
+    return {
+      ok: false,
+      response: Response.json(
+        { error: 'too_many_streams', message },
+        { status: 429, headers: { 'Retry-After': String(STREAM_RETRY_AFTER_S), 'Cache-Control': 'no-store' } },
+      ),
+    };
+  }
+  c.open += 1;
+  c.byAddress.set(address, fromAddress + 1);
+  metrics.set('leasehold_stream_clients', {}, c.open);
+  let released = false;
+  return {
+    ok: true,
+    release() {
+      if (released) return;
+      released = true;
+      c.open -= 1;
+      const left = (c.byAddress.get(address) ?? 1) - 1;
+      if (left > 0) c.byAddress.set(address, left);
+      else c.byAddress.delete(address);
+      metrics.set('leasehold_stream_clients', {}, c.open);
+    },
+  };
+}
+
+/** Open streams in this process (for tests). */
+export function openStreamCount(): number {
+  return clients().open;
+}
+
+export type LiveStreamOptions = {
+  /** Resume after this position (?after= or Last-Event-ID). */
+  after: string | null;
+  wanted: (message: BusMessage) => boolean;
+  /** The request's: the client went away. */
+  signal?: AbortSignal;
+  /** Called once when the stream ends, however it ends. */
+  onEnd?: () => void;
+  bufferBytes?: number;
+  maxBufferBytes?: number;
+  stallMs?: number;
+  heartbeatMs?: number;
+};
+
+const encoder = new TextEncoder();
+// The last message rendered: every stream gets the same bytes for it.
+let rendered: { epoch: string; seq: number; bytes: Uint8Array } | null = null;
+
+function render(epoch: string, message: BusMessage, seq: number): Uint8Array {
+  if (rendered && rendered.seq === seq && rendered.epoch === epoch) return rendered.bytes;
+  const data = message.type === 'lease' ? message.lease : message.type === 'event' ? message.event : message.source;
+  const bytes = encoder.encode(`id: ${epoch}.${seq}\nevent: ${message.type}\ndata: ${JSON.stringify(data)}\n\n`);
+  rendered = { epoch, seq, bytes };
+  return bytes;
+}
+
+const KEEPALIVE = encoder.encode(': keepalive\n\n');
+
+/** The error a stream ends with when its client stopped reading. Named AbortError: Next does not log it. */
+export class StreamClientTooSlow extends Error {
+  override name = 'AbortError';
+}
+
+/**
+ * The stream of Server-Sent Events: hello, the messages after `after` (when resuming), then
+ * live ones, bounded as described at the top of this file.
+ */
+export function openLiveStream(options: LiveStreamOptions): ReadableStream<Uint8Array> {
+  const bufferBytes = options.bufferBytes ?? STREAM_BUFFER_BYTES;
+  const maxBufferBytes = options.maxBufferBytes ?? STREAM_MAX_BUFFER_BYTES;
+  const stallMs = options.stallMs ?? STREAM_STALL_MS;
+  const epoch = position().split('.')[0]!;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let open = true;
+  let unsubscribe = () => {};
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  // Messages to hand over as the client takes them: the replay, rendered only then, and live
+  // ones that come while a replay is still being handed over (counted: the client lags by them).
+  let pending: (Uint8Array | { message: BusMessage; seq: number } | undefined)[] = [];
+  let head = 0;
+  let pendingLiveBytes = 0;
+  // Since when the queue has been full (at or over its highWaterMark) without the client taking any of it.
+  let fullSince: number | null = null;
+
+  const end = (dropped: boolean) => {
+    if (!open) return;
+    open = false;
+    clearInterval(heartbeat);
+    unsubscribe();
+    pending = [];
+    options.onEnd?.();
+    if (dropped) {
+      metrics.inc('leasehold_stream_dropped_total', {});
+      controller.error(new StreamClientTooSlow('the client did not read the stream'));
+      return;
+    }
+    try {
+      controller.close();
+    } catch {
+      // already closed by the client going away
+    }
+  };
+
+  // A live message or a keepalive: queued, unless the client has stopped reading.
+  const send = (bytes: Uint8Array) => {
+    if (!open) return;
+    if (head < pending.length) {
+      pending.push(bytes);
+      pendingLiveBytes += bytes.byteLength;
+      if (pendingLiveBytes > bufferBytes) end(true);
+      return;
+    }
+    const room = controller.desiredSize ?? 0;
+    if (room <= 0) {
+      const now = Date.now();
+      fullSince ??= now;
+      if (now - fullSince >= stallMs || bufferBytes - room + bytes.byteLength > maxBufferBytes) {
+        end(true);
+        return;
+      }
+    } else fullSince = null;
+    controller.enqueue(bytes);
+  };
+
+  // The client took something: hand over what waits, as far as it fits.
+  const fill = () => {
+    while (open && head < pending.length && (controller.desiredSize ?? 0) > 0) {
+      const item = pending[head]!;
+      pending[head++] = undefined;
+      if (item instanceof Uint8Array) {
+        pendingLiveBytes -= item.byteLength;
+        controller.enqueue(item);
+      } else controller.enqueue(render(epoch, item.message, item.seq));
+    }
+    if (head >= pending.length) {
+      pending = [];
+      head = 0;
+    }
+    if ((controller.desiredSize ?? 0) > 0) fullSince = null;
+  };
+
+  return new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+        const afterSeq = seqOf(options.after);
+        // Hello first, then the replayed messages (when resuming), then live ones. Subscribing
+        // replays synchronously: nothing is published in between.
+        let live = false;
+        const subscription = subscribe((message, seq) => {
+          if (!options.wanted(message)) return;
+          if (live) send(render(epoch, message, seq));
+          else pending.push({ message, seq });
+        }, afterSeq);
+        unsubscribe = subscription.unsubscribe;
+        const hello = subscription.resumed ? `${epoch}.${afterSeq}` : position();
+        // gap: asked to resume and could not; what the client shows may miss changes.
+        const gap = options.after !== null && !subscription.resumed;
+        controller.enqueue(encoder.encode(`retry: 2000\nid: ${hello}\nevent: hello\ndata: ${JSON.stringify({ position: hello, gap })}\n\n`));
+        live = true;
+        heartbeat = setInterval(() => send(KEEPALIVE), options.heartbeatMs ?? STREAM_HEARTBEAT_MS);
+        if (options.signal?.aborted) end(false);
+        else options.signal?.addEventListener('abort', () => end(false), { once: true });
+      },
+      pull() {
+        fill();
+      },
+      cancel() {
+        end(false);
+      },
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: bufferBytes }),
+  );
+}
