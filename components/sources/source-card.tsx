@@ -89,8 +89,8 @@ export function SourceCard({ source }: { source: SourceRow }) {
       ) : null}
       {source.status === 'up' && source.lastError ? (
         <div className={styles.partly} data-testid="source-partly">
-          <strong>Part of this source cannot be read:</strong> {source.lastError}
-          <div className={styles.downNote}>The leases of that part are shown as stale with what was last read; the rest of the source is read as usual.</div>
+          <strong>Not all of this source is shown as it is:</strong> {source.lastError}
+          <div className={styles.downNote}>Leases of a part that cannot be read are shown stale with what was last read; the rest of the source is read as usual.</div>
         </div>
       ) : null}
       {source.status === 'unknown' && source.configured ? (

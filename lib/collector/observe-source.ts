@@ -23,7 +23,7 @@ import { SourceUnavailableError } from '../sources/errors';
 import type { LeaseSource, PollResult, UnreadScope } from '../sources/types';
 import { publish } from './bus';
 import { metrics } from './metrics';
-import { StaleOwnerError, loadSource, writeBatchSalvaging, type SourceRow, type WriteBatch, type WrittenEvent } from './store-writer';
+import { StaleOwnerError, loadSource, writeBatchSalvaging, type RefusedLease, type SourceRow, type WriteBatch, type WrittenEvent } from './store-writer';
 
 export type ObserveOptions = {
   store: Store;
@@ -44,6 +44,8 @@ const HINT_COALESCE_MS = 5;
 const RENEWAL_FLUSH_MS = 1_000;
 /** A failing source is tried again after a backoff growing from its poll interval to this, with jitter. */
 export const MAX_BACKOFF_MS = 10_000;
+/** How often leases the store refused are offered to it again. */
+const REFUSED_RETRY_MS = 10_000;
 /** A down source's row is written when its status changes, and its error text at most this often. */
 const DOWN_REWRITE_MS = 60_000;
 
@@ -116,6 +118,16 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
   // changed, and then at most once a minute.
   let downReason: string | null = null;
   let downWrittenAt = -Infinity;
+  // Leases the store refused to take as they were (see noteRefusals), and why.
+  const refusedLeases = new Map<string, string>();
+  let lastRefusedRetry = -Infinity;
+  const storeProblem = () => {
+    const [first] = refusedLeases;
+    if (!first) return null;
+    return `the store refused ${refusedLeases.size} lease${refusedLeases.size === 1 ? '' : 's'} of this source (${first[0]}: ${first[1]})`;
+  };
+  /** The lastError of a source that answers: the parts it could not read, the leases the store refused. */
+  const upError = (partly: string | null) => [partly, storeProblem()].filter(Boolean).join('; ') || null;
   const minutes = new Map<string, Map<number, RenewalPoint[]>>();
   const sourceRow = (status: 'up' | 'down', lastError: string | null, lastPollMs: number | null): SourceRow => ({
     name: source.name,
@@ -257,7 +269,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     if (full || liveness) lastGoodReadAt = startedWall;
     const partly = unread.length ? unread.map((part) => part.reason).join('; ') : null;
     const batch = emptyBatch(options, {
-      ...sourceRow('up', full ? partly : lastPartly, full ? Math.round(now() - startedMono) : null),
+      ...sourceRow('up', upError(full ? partly : lastPartly), full ? Math.round(now() - startedMono) : null),
       lastGoodReadAt: full || liveness ? startedWall : null,
       detail,
     });
@@ -332,6 +344,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
         result.kind === 'full'
           ? await applyAndWrite(true, result.observations, undefined, startedMono, startedWall, gap, result.status, false, result.unread)
           : await applyAndWrite(false, result.observations, result.covered, startedMono, startedWall, false, null, true);
+      retryRefused();
       metrics.set('leasehold_source_up', labels, 1);
       if (full) metrics.observe('leasehold_poll_duration_seconds', labels, (now() - startedMono) / 1000);
       countStates(source.name, known);
@@ -427,12 +440,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     for (const event of batch.sourceEvents) metrics.inc('leasehold_events_total', { source: source.name, type: event.type });
     const outcome = await retrying(`writing ${source.name} to the store`, () => writeBatchSalvaging(store, batch), signal, log);
     const written = outcome?.written;
-    if (outcome?.refused.length) {
-      // The others were written; the refused ones are shown unknown, with the store's reason.
-      metrics.inc('leasehold_store_refused_leases_total', { source: source.name }, outcome.refused.length);
-      const [first] = outcome.refused;
-      log(`${source.name}: the store refused ${outcome.refused.length} lease${outcome.refused.length === 1 ? '' : 's'} (${first!.leaseId}: ${first!.reason})`);
-    }
+    if (outcome) noteRefusals(batch, outcome.refused);
     // Told after the store has it (as leases and events are): a reader that hears it and reads
     // the store sees the source's leases marked.
     if (written !== undefined && batch.sourceEvents.length && batch.source) {
@@ -449,6 +457,32 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
       });
     }
     return written;
+  }
+
+  /**
+   * Leases the store refused are remembered until a later write of them succeeds, and named
+   * in the source's lastError meanwhile: the source is readable, but not all of it is shown
+   * as it is. The source's row is written again when that changes.
+   */
+  function noteRefusals(batch: WriteBatch, refused: RefusedLease[]) {
+    const before = storeProblem();
+    for (const lease of batch.dirty) refusedLeases.delete(lease.id);
+    for (const { leaseId, reason } of refused) refusedLeases.set(leaseId, reason);
+    if (refused.length) {
+      metrics.inc('leasehold_store_refused_leases_total', { source: source.name }, refused.length);
+      log(`${source.name}: the store refused ${refused.length} lease${refused.length === 1 ? '' : 's'} (${refused[0]!.leaseId}: ${refused[0]!.reason})`);
+    }
+    if (storeProblem() !== before && up === true) void enqueue(emptyBatch(options, sourceRow('up', upError(lastPartly), null)));
+  }
+
+  /** Leases the store refused are offered again (as they are now) every REFUSED_RETRY_MS: what refused them may have been fixed. */
+  function retryRefused() {
+    if (refusedLeases.size === 0 || now() - lastRefusedRetry < REFUSED_RETRY_MS) return;
+    lastRefusedRetry = now();
+    const batch = emptyBatch(options, null);
+    batch.dirty = [...refusedLeases.keys()].map((id) => known.get(id.slice(source.name.length + 1))).filter((lease) => lease !== undefined);
+    for (const id of refusedLeases.keys()) if (!known.has(id.slice(source.name.length + 1))) refusedLeases.delete(id);
+    if (batch.dirty.length) void enqueue(batch);
   }
 
   async function renewalLane() {

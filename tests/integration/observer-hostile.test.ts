@@ -107,6 +107,38 @@ describe('1. numbers beyond what an INTEGER column holds', () => {
   });
 });
 
+describe('1. a lease the store refuses stops no other', () => {
+  // Before: one failed row failed the whole batch, which was retried forever: no other lease of
+  // the source was written again, and the source stayed `up` as if all was well.
+  it('the other leases are written, and the source names the lease the store refused', async () => {
+    const prefix = `refuse${unique()}:`;
+    // A real PostgreSQL refusing one row, as a constraint or a full disk might.
+    await store.withSql((sql) =>
+      sql.exec(`CREATE OR REPLACE FUNCTION refuse_poison() RETURNS trigger AS $$
+                BEGIN IF NEW.key LIKE '%:poison' THEN RAISE EXCEPTION 'refused by a test trigger'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql;
+                CREATE TRIGGER refuse_poison BEFORE INSERT OR UPDATE ON "Lease" FOR EACH ROW EXECUTE FUNCTION refuse_poison();`),
+    );
+    try {
+      collect([{ name: 'r-refuse', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`], fenceSuffix: ':fence', keyspaceNotifications: 'off' }]);
+      await redis.set(`${prefix}poison`, 'holder-p', 'PX', 60_000);
+      await redis.set(`${prefix}fine`, 'holder-f', 'PX', 60_000);
+      await expect.poll(async () => (await lease(`r-refuse/${prefix}fine`))?.holder, { timeout: 10_000 }).toBe('holder-f');
+      await redis.set(`${prefix}later`, 'holder-l', 'PX', 60_000);
+      await expect.poll(async () => (await lease(`r-refuse/${prefix}later`))?.holder, { timeout: 10_000 }).toBe('holder-l');
+      expect(await lease(`r-refuse/${prefix}poison`)).toBeNull();
+      await expect
+        .poll(async () => (await source('r-refuse'))?.lastError, { timeout: 10_000 })
+        .toMatch(new RegExp(`the store refused 1 lease of this source \\(r-refuse/${prefix}poison: .*refused by a test trigger`));
+      expect((await source('r-refuse'))?.status).toBe('up');
+    } finally {
+      await store.withSql((sql) => sql.exec(`DROP TRIGGER refuse_poison ON "Lease"; DROP FUNCTION refuse_poison()`));
+    }
+    // Once the store takes it, the source says nothing more.
+    await expect.poll(async () => (await lease(`r-refuse/${prefix}poison`))?.holder, { timeout: 10_000 }).toBe('holder-p');
+    await expect.poll(async () => (await source('r-refuse'))?.lastError, { timeout: 10_000 }).toBeNull();
+  });
+});
+
 describe('2. a lease is its exact key, never a display text', () => {
   // Before: keys were cut to 200 characters and that text was the lease's identity: two keys
   // sharing their first 199 characters were one lease, and each renewal "took it over".
