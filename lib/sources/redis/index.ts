@@ -300,13 +300,18 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
 
   // While every instance's keyspace notifications are live, a poll only checks that the
   // instances answer: changes (renewals included: PEXPIRE is an 'expire' event) come pushed.
+  // A poll may rely on the push stream only after a full read that *started* once every
+  // subscription was confirmed (liveSince): a change made before that read's SCAN is in it, one
+  // made after the subscription is announced. (As the etcd source does with its watch.)
   let live = 0;
+  let liveSince = Infinity;
   let lastFullAt = -Infinity;
 
   async function snapshot(signal: AbortSignal): Promise<SourceSnapshot> {
     try {
+      const startedAt = performance.now();
       const observations = await read(scanInstance, signal);
-      lastFullAt = performance.now();
+      lastFullAt = startedAt;
       return { observations, status: status() };
     } catch (error) {
       if (error instanceof SourceUnavailableError) throw error;
@@ -321,7 +326,7 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
     snapshot,
 
     async poll(signal): Promise<PollResult> {
-      if (live < instances.length || performance.now() - lastFullAt >= Math.max(RECONCILE_EVERY_MS, 10 * (config.pollMs ?? defaultPollMs))) {
+      if (live < instances.length || lastFullAt < liveSince || performance.now() - lastFullAt >= Math.max(RECONCILE_EVERY_MS, 10 * (config.pollMs ?? defaultPollMs))) {
         return { kind: 'full', ...(await snapshot(signal)) };
       }
       const pings = await Promise.allSettled(instances.map((i) => i.redis.ping()));
@@ -348,17 +353,26 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
         if (!(await notificationsOn(instance.redis).catch(() => false))) continue;
         instance.notifications = true;
         const prefix = `__keyspace@${dbOf(instance.url)}__:`;
-        const subscriber = instance.redis.duplicate();
+        // Subscribed by hand at every connection (not by ioredis's resubscription, which says
+        // nothing when it is done): the instance counts as live from the confirmation on.
+        const subscriber = instance.redis.duplicate({ autoResubscribe: false });
         subscriber.on('error', () => {});
-        // While the subscription is down, changes are missed: polls read everything again.
         let counted = false;
-        let connections = 0;
-        subscriber.on('ready', () => {
+        const subscribe = async () => {
+          try {
+            await subscriber.psubscribe(...config.match.map((pattern) => `${prefix}${pattern}`));
+          } catch {
+            instance.notifications = false;
+            return;
+          }
+          instance.notifications = true;
           if (!counted) live++;
           counted = true;
-          // Back after a drop: what changed meanwhile was not announced; read everything.
-          if (connections++ > 0) lastFullAt = -Infinity;
-        });
+          // What changed before the subscription was not announced: read everything again.
+          liveSince = performance.now();
+        };
+        subscriber.on('ready', () => void subscribe());
+        // While the subscription is down, changes are missed: polls read everything again.
         subscriber.on('close', () => {
           if (counted) live--;
           counted = false;
@@ -367,9 +381,6 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
           let raw = channel.subarray(prefix.length).toString('latin1');
           if (raw.endsWith(suffix)) raw = raw.slice(0, -suffix.length);
           onHint({ keys: [raw] });
-        });
-        await subscriber.psubscribe(...config.match.map((pattern) => `${prefix}${pattern}`)).catch(() => {
-          instance.notifications = false;
         });
         subscribers.push(subscriber);
       }
