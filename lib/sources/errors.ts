@@ -37,7 +37,10 @@ export function connectionProblem(error: unknown, target: string): string {
     case 'ENETUNREACH':
       return `${target} cannot be reached (no route to host)`;
     default:
-      return /timed? ?out/i.test(message) ? `${target} did not answer in time` : `${target}: ${message}`;
+      if (/timed? ?out/i.test(message)) return `${target} did not answer in time`;
+      // ioredis meeting an HTTP server: "Unknown RESP type 72 "H". Please report this."
+      if (/Unknown RESP type|Protocol error/i.test(message)) return `${target} answers, but not in its protocol (is that the right port?)`;
+      return `${target}: ${message}`;
   }
 }
 

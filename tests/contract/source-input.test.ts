@@ -2,6 +2,8 @@
 // characters, or tables of another shape. Each is shown safely or reported by name; no read
 // fails because of one bad key, and nothing crashes.
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Etcd3 } from 'etcd3';
 import Redis from 'ioredis';
 import pg from 'pg';
@@ -9,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceUnavailableError } from '../../lib/sources/errors';
 import { createSource } from '../../lib/sources/registry';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
+import { startSilentListener, type SilentListener } from '../support/silent-listener';
 import { testServices } from '../support/services';
 
 const services = testServices();
@@ -55,6 +58,49 @@ describe('redis: untrusted keys and values', () => {
       expect(String((error as Error).message)).not.toContain('secret');
     } finally {
       await down.close();
+    }
+  });
+});
+
+describe('unreachable sources are said in words that name them', () => {
+  let silent: SilentListener;
+  let http: Server;
+  let httpPort: number;
+  beforeAll(async () => {
+    silent = await startSilentListener();
+    http = createServer((_request, response) => response.end('hello'));
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', () => resolve()));
+    httpPort = (http.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await silent.close();
+    http.close();
+  });
+
+  // Ports 16388 and 15498: nothing listens there (below the test servers' ports, never started).
+  it.each([
+    { name: 'etcd, a closed port', config: () => ({ endpoints: ['http://127.0.0.1:15498'] }), reason: () => 'reading: etcd at 127.0.0.1:15498 refused the connection (is the server running, on that port?)' },
+    { name: 'etcd, a listener that never answers', config: () => ({ endpoints: [`http://127.0.0.1:${silent.port}`] }), reason: () => `reading: etcd at 127.0.0.1:${silent.port} did not answer in time` },
+    { name: 'etcd, an HTTP/1 server', config: () => ({ endpoints: [`http://127.0.0.1:${httpPort}`] }), reason: () => `reading: etcd at 127.0.0.1:${httpPort} answers, but not as etcd does (is that its client port?)` },
+  ])('$name', async ({ config, reason }) => {
+    const source = createSource({ name: 'e', backend: 'etcd', prefixes: ['x/'], ...config() }, 1_000);
+    try {
+      const error = await source.snapshot(AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SourceUnavailableError);
+      expect((error as SourceUnavailableError).reason).toBe(reason());
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('redis, an HTTP/1 server', async () => {
+    const source = createSource({ name: 'r', backend: 'redis', urls: [`redis://127.0.0.1:${httpPort}`], match: ['x:*'], fenceSuffix: ':fence', keyspaceNotifications: 'off' }, 1_000);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const error = await source.snapshot(AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+      expect((error as SourceUnavailableError).reason).toBe(`Redis at 127.0.0.1:${httpPort} answers, but not in its protocol (is that the right port?)`);
+    } finally {
+      await source.close();
     }
   });
 });

@@ -57,6 +57,32 @@ export function candidateOf(key: string, leaseId: string): string | null {
   return null;
 }
 
+const hostOf = (endpoint: string) => {
+  try {
+    return new URL(endpoint).host;
+  } catch {
+    return redactUrlPassword(endpoint);
+  }
+};
+
+/**
+ * A gRPC error in words a person on call reads at once ("etcd at 10.0.0.5:2379 refused the
+ * connection"), rather than "14 UNAVAILABLE: No connection established. Last error: ...", which
+ * also carries a timestamp that would make every failure look like a new one.
+ */
+export function etcdProblem(error: unknown, target: string): string {
+  const message = String((error as Error)?.message ?? error);
+  if (/ECONNREFUSED/.test(message)) return `${target} refused the connection (is the server running, on that port?)`;
+  if (/DEADLINE_EXCEEDED|timed? ?out/i.test(message)) return `${target} did not answer in time`;
+  if (/Protocol error|HTTP\/1|http2|PROTOCOL_ERROR/i.test(message)) return `${target} answers, but not as etcd does (is that its client port?)`;
+  if (/ECONNRESET|EPIPE|Connection dropped|closed/i.test(message)) return `${target} closed the connection`;
+  if (/ENOTFOUND|EAI_AGAIN|Name resolution failed|DNS resolution/i.test(message)) return `${target}: the host name does not resolve`;
+  if (/EHOSTUNREACH|ENETUNREACH/.test(message)) return `${target} cannot be reached (no route to host)`;
+  if (/authentication|permission denied|invalid auth token|user name is empty/i.test(message)) return `${target} refused the credentials (check username and password)`;
+  // Anything else as gRPC said it, without its timestamps.
+  return redactUrlPassword(message.replace(/\s*\(\d{4}-\d\d-\d\dT[\d:.]+Z\)/g, ''));
+}
+
 function prefixEnd(prefix: Buffer): Buffer {
   const end = Buffer.from(prefix);
   for (let i = end.length - 1; i >= 0; i--) {
@@ -72,9 +98,10 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
   const client = new Etcd3({
     hosts: config.endpoints,
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + CALL_TIMEOUT_MS }),
-    // No retries inside the client (by default each call is tried 3 times, deadline each):
-    // a failed read is the collector's to back off from.
-    faultHandling: { global: noop },
+    // No retries inside the client (by default each call is tried 3 times, deadline each) and
+    // no circuit breaker (whose "the circuit breaker is open" would replace the real reason on
+    // the sources page): a failed read is the collector's to back off from.
+    faultHandling: { global: noop, host: () => noop },
     grpcOptions: { 'grpc.max_receive_message_length': MAX_RECEIVE_BYTES },
     ...(config.username ? { auth: { username: config.username, password: config.password ?? '' } } : {}),
   });
@@ -118,10 +145,9 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
     }
   }
 
+  const target = `etcd at ${config.endpoints.map(hostOf).join(', ')}`;
   const unavailable = (error: unknown, what: string) =>
-    error instanceof SourceUnavailableError
-      ? error
-      : new SourceUnavailableError(config.name, `${what}: ${redactUrlPassword((error as Error)?.message ?? String(error))}`, { cause: error });
+    error instanceof SourceUnavailableError ? error : new SourceUnavailableError(config.name, `${what}: ${etcdProblem(error, target)}`, { cause: error });
 
   function group(kvs: IKeyValue[]): Grouped {
     const elections = new Map<string, IKeyValue[]>();
