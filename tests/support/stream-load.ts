@@ -36,6 +36,16 @@ export async function startStreamServer(options: {
   log?: boolean;
 }): Promise<StreamServer> {
   const services = testServices();
+  // Another server on the port would answer the health check in its place.
+  const taken = await new Promise<boolean>((resolve) => {
+    const probe = net.connect({ host: '127.0.0.1', port: options.port });
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+  if (taken) throw new Error(`port ${options.port} is already in use`);
   const configDir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-stream-config-'));
   const configFile = path.join(configDir, 'leasehold.config.json');
   const source = 'redis-stream';
@@ -256,7 +266,17 @@ export async function readStream(url: string, ms: number, headers: Record<string
 
 /** A series of GET /metrics, by its full name with labels (`leasehold_stream_clients{}`); null when absent. */
 export async function metricValue(url: string, series: string): Promise<number | null> {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  let text = '';
+  for (let attempt = 1; ; attempt++) {
+    try {
+      text = await (await fetch(`${url}/metrics`)).text();
+      break;
+    } catch (error) {
+      // A keep-alive connection the server closed just as it was reused (ECONNRESET): again.
+      if (attempt === 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
   for (const line of text.split('\n')) if (line.startsWith(`${series} `)) return Number(line.slice(series.length + 1));
   return null;
 }
