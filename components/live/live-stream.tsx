@@ -16,6 +16,8 @@ export const useLiveStatus = () => useContext(LiveContext);
 
 const APPLY_EVERY_MS = 500;
 const INVALIDATE_EVERY_MS = 1_000;
+/** A stream the server refused (429, 503) is opened again after 5 to 10 s (its Retry-After is 10 s at most). */
+const REOPEN_AFTER_MS = 5_000;
 /** The log keeps the stream's messages of the last LOG_MS, at most LOG_MAX of them. */
 const LOG_MS = 15_000;
 const LOG_MAX = 20_000;
@@ -63,6 +65,7 @@ function LiveStream({ children }: { children: ReactNode }) {
     let reopenedFor: string | null = null; // the list position the stream last started after
     let refetching = false;
     let source: EventSource | null = null;
+    let reopenTimer: ReturnType<typeof setTimeout> | undefined;
     const details = new Map<string, LiveLease>(); // the newest of each lease since the last tick
     const stale = new Set<string>(); // JSON of query keys to invalidate
 
@@ -171,6 +174,15 @@ function LiveStream({ children }: { children: ReactNode }) {
         if (source !== stream) return;
         epoch = null;
         setStatus(everConnected ? 'reconnecting' : 'connecting');
+        // An EventSource retries a dropped connection by itself, but gives up for good on an
+        // answer that is not a stream (429 when the server has too many, 503 while its store
+        // is away): open it again after a while, resuming after the last message applied.
+        if (stream.readyState === EventSource.CLOSED) {
+          clearTimeout(reopenTimer);
+          reopenTimer = setTimeout(() => {
+            if (source === stream) open(epochOfLog === null ? undefined : `${epochOfLog}.${log.at(-1)?.seq ?? from}`);
+          }, REOPEN_AFTER_MS + Math.random() * REOPEN_AFTER_MS);
+        }
       });
       stream.addEventListener('lease', (message) => {
         const lease = parse<LeaseView>(message);
@@ -200,6 +212,7 @@ function LiveStream({ children }: { children: ReactNode }) {
 
     return () => {
       unsubscribeCache();
+      clearTimeout(reopenTimer);
       source?.close();
       clearInterval(tickTimer);
       clearInterval(invalidateTimer);

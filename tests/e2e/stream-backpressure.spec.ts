@@ -172,3 +172,19 @@ test('the caps: 429 with Retry-After past the streams of one address, and past t
   for (const client of open) client.socket.destroy();
   await expect.poll(() => metricValue(server.url, 'leasehold_stream_clients{}'), { timeout: 15_000 }).toBe(0);
 });
+
+test('the console opens its stream again after a 429, once a slot is free', async ({ page }) => {
+  test.setTimeout(120_000);
+  // Every slot of the server taken: the console's EventSource is answered 429, after which a
+  // browser never retries by itself.
+  const open = [];
+  for (let i = 0; i < MAX_CLIENTS; i++) open.push(await stalledClient(server.port, '/api/v1/stream', `127.0.0.${30 + Math.floor(i / PER_ADDRESS)}`));
+  await expect.poll(() => metricValue(server.url, 'leasehold_stream_clients{}')).toBe(MAX_CLIENTS);
+  const refused = page.waitForResponse((response) => response.url().includes('/api/v1/stream') && response.status() === 429);
+  await page.goto(`${server.url}/`);
+  await refused;
+  await expect(page.getByRole('status').filter({ hasText: 'Connecting…' })).toBeVisible();
+  for (const client of open) client.socket.destroy();
+  // Opened again after 5 to 10 s, and live.
+  await expect(page.getByRole('status').filter({ hasText: 'Live' })).toBeVisible({ timeout: 20_000 });
+});
