@@ -166,7 +166,12 @@ export type Config = FileConfig & {
   collectorLeaseTtlMs: number;
   /** LEASEHOLD_ALLOWED_HOSTS: the Host names requests may carry (lib/api/host.ts), `*` for any; null for the default. */
   allowedHosts: string[] | null;
+  /** LEASEHOLD_STREAM_MAX_CLIENTS and _PER_ADDRESS: live streams open at once in this process, and from one address. */
+  stream: { maxClients: number; maxClientsPerAddress: number };
 };
+
+export const DEFAULT_STREAM_MAX_CLIENTS = 500;
+export const DEFAULT_STREAM_MAX_CLIENTS_PER_ADDRESS = 50;
 
 export const DEFAULT_COLLECTOR_LEASE_TTL_MS = 10_000;
 
@@ -198,6 +203,8 @@ const envSchema = z.object({
       .max(600_000, { error: 'expected at most 600000 ms (10 minutes)' })
       .default(DEFAULT_COLLECTOR_LEASE_TTL_MS),
   ),
+  LEASEHOLD_STREAM_MAX_CLIENTS: streamCount(DEFAULT_STREAM_MAX_CLIENTS),
+  LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS: streamCount(DEFAULT_STREAM_MAX_CLIENTS_PER_ADDRESS),
   LEASEHOLD_ALLOWED_HOSTS: z.preprocess(
     blankToUndefined,
     z
@@ -209,6 +216,19 @@ const envSchema = z.object({
       .optional(),
   ),
 });
+
+/** A cap on live streams (lib/live/stream.ts): a whole number from 1 to 1,000,000. */
+function streamCount(fallback: number) {
+  return z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number({ error: 'expected a whole number of streams from 1 to 1000000' })
+      .int({ error: 'expected a whole number of streams from 1 to 1000000' })
+      .min(1, { error: 'expected a whole number of streams from 1 to 1000000' })
+      .max(1_000_000, { error: 'expected a whole number of streams from 1 to 1000000' })
+      .default(fallback),
+  );
+}
 
 function blankToUndefined(value: unknown) {
   return typeof value === 'string' && value.trim() === '' ? undefined : value;
@@ -263,7 +283,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     rememberSecrets(secrets);
     throw new ConfigError(origin, problems.map((problem) => scrub(problem, secrets)));
   }
-  const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR, LEASEHOLD_COLLECTOR_LEASE_TTL_MS, LEASEHOLD_ALLOWED_HOSTS } = envResult.data;
+  const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR, LEASEHOLD_COLLECTOR_LEASE_TTL_MS, LEASEHOLD_ALLOWED_HOSTS, LEASEHOLD_STREAM_MAX_CLIENTS, LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS } =
+    envResult.data;
   const demo = !DATABASE_URL && fileConfig.sources.length === 0 && env.LEASEHOLD_DEMO !== 'off';
   const config: Config = {
     ...fileConfig,
@@ -277,6 +298,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     port: PORT,
     collectorLeaseTtlMs: LEASEHOLD_COLLECTOR_LEASE_TTL_MS,
     allowedHosts: LEASEHOLD_ALLOWED_HOSTS ?? null,
+    stream: { maxClients: LEASEHOLD_STREAM_MAX_CLIENTS, maxClientsPerAddress: LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS },
   };
   rememberSecrets(secretsOf(config));
   return config;

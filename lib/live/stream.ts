@@ -23,35 +23,19 @@
 // client takes them (pull), so a resume far back is not held in memory at once.
 import { metrics } from '../collector/metrics';
 import { position, seqOf, subscribe, type BusMessage } from '../collector/bus';
-import { ConfigError } from '../config';
+import { getConfig, type Config } from '../config';
 
 export const STREAM_BUFFER_BYTES = 256 * 1024;
 export const STREAM_MAX_BUFFER_BYTES = 4 * 1024 * 1024;
 export const STREAM_STALL_MS = 5_000;
 export const STREAM_HEARTBEAT_MS = 15_000;
 export const STREAM_RETRY_AFTER_S = 10;
-export const DEFAULT_STREAM_MAX_CLIENTS = 500;
-export const DEFAULT_STREAM_MAX_CLIENTS_PER_ADDRESS = 50;
 
 export type StreamLimits = { maxClients: number; maxClientsPerAddress: number };
 
-/** The caps from the environment; a value that is not a whole number from 1 to 1,000,000 is a ConfigError. */
-export function streamLimits(env: Record<string, string | undefined> = process.env): StreamLimits {
-  const problems: string[] = [];
-  const read = (name: string, fallback: number) => {
-    const raw = env[name]?.trim();
-    if (!raw) return fallback;
-    const value = Number(raw);
-    if (/^\d{1,7}$/.test(raw) && value >= 1 && value <= 1_000_000) return value;
-    problems.push(`environment variable ${name}: expected a whole number of streams from 1 to 1000000, found "${raw}"`);
-    return fallback;
-  };
-  const limits = {
-    maxClients: read('LEASEHOLD_STREAM_MAX_CLIENTS', DEFAULT_STREAM_MAX_CLIENTS),
-    maxClientsPerAddress: read('LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS', DEFAULT_STREAM_MAX_CLIENTS_PER_ADDRESS),
-  };
-  if (problems.length) throw new ConfigError('the environment', problems);
-  return limits;
+/** The caps of this process (LEASEHOLD_STREAM_MAX_CLIENTS, _PER_ADDRESS: lib/config.ts validates them at start). */
+export function streamLimits(config: Pick<Config, 'stream'> = getConfig()): StreamLimits {
+  return config.stream;
 }
 
 type Clients = { open: number; byAddress: Map<string, number>; limits?: StreamLimits };

@@ -177,6 +177,15 @@ const INVALID: { name: string; content: unknown; env?: Record<string, string>; e
     expected: ['environment variable LEASEHOLD_COLLECTOR_LEASE_TTL_MS: expected at least 2000 ms (a shorter ownership lease moves sources on every hiccup), found "500"'],
   },
   {
+    name: 'bad environment: the live stream caps',
+    content: {},
+    env: { LEASEHOLD_STREAM_MAX_CLIENTS: 'lots', LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS: '0' },
+    expected: [
+      'environment variable LEASEHOLD_STREAM_MAX_CLIENTS: expected a whole number of streams from 1 to 1000000, found "lots"',
+      'environment variable LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS: expected a whole number of streams from 1 to 1000000, found "0"',
+    ],
+  },
+  {
     name: 'the top level must be an object',
     content: '[1, 2]',
     expected: ['(top level): expected an object, found a list of 2'],
