@@ -19,7 +19,9 @@ stage() { # name command...
   shift
   local started=$SECONDS
   printf '\n==> %s: %s\n' "$name" "$*"
-  if "$@"; then
+  # Each stage's output is kept too, so that the summary at the end can name what failed
+  # (a CI log is often read from its tail).
+  if "$@" 2>&1 | tee "$LOGS/$name.log"; then
     results+=("$(printf '  ok    %-12s %4d s' "$name" $((SECONDS - started)))")
   else
     results+=("$(printf '  FAIL  %-12s %4d s' "$name" $((SECONDS - started)))")
@@ -28,6 +30,16 @@ stage() { # name command...
 }
 
 total_started=$SECONDS
+LOGS="$ROOT/.leasehold/test-logs"
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+
+# The lines of a stage's log that name a failed test (vitest: 'FAIL  file > test' and '×';
+# Playwright: '✘' and the numbered '1) [project] › file' headings), colours stripped.
+failures() {
+  sed -e 's/\x1b\[[0-9;]*m//g' "$LOGS/$1.log" 2>/dev/null |
+    grep -E '^\s*(FAIL\s|×\s|✘\s|[0-9]+\) \[)|(Error|error) TS[0-9]+:|^\s*[0-9]+:[0-9]+\s+error\s' | sort -u | head -40
+}
 
 # Without the servers nothing below can run meaningfully: stop here if they cannot start.
 printf "==> services: scripts/services.sh up --etcd-cluster\n"
@@ -51,6 +63,13 @@ fi
 
 printf '\n==> summary (%d s in all)\n' $((SECONDS - total_started))
 printf '%s\n' "${results[@]}"
+for line in "${results[@]}"; do
+  if [[ $line == *FAIL* && $line != *'not run'* ]]; then
+    name=$(awk '{print $2}' <<<"$line")
+    printf '\n==> what failed in %s (the whole output: .leasehold/test-logs/%s.log)\n' "$name" "$name"
+    failures "$name" || true
+  fi
+done
 if [[ $failed -ne 0 ]]; then
   echo "npm test: FAILED" >&2
   exit 1

@@ -139,13 +139,22 @@ describe('collector', () => {
     await only.held;
     await expect.poll(() => store.prisma.renewalSample.count({ where: { leaseId: `r4/${key}` } }), { timeout: 10_000 }).toBeGreaterThanOrEqual(5);
     const samples = await store.prisma.renewalSample.findMany({ where: { leaseId: `r4/${key}` }, orderBy: { seq: 'asc' } });
-    // Renewed every 400 ms with a 3 s TTL: about 2.6 s left at each renewal.
-    for (const sample of samples.slice(1)) {
-      expect(sample.intervalMs).toBeGreaterThan(250);
-      expect(sample.intervalMs).toBeLessThan(800);
-      expect(sample.marginMs).toBeGreaterThan(2_000);
+    // Renewed every 400 ms with a 3 s TTL: about 2.6 s left at each renewal. The holder is a
+    // process of its own, whose timer a busy machine may delay: each renewal is judged by what
+    // it must be (seen once, not twice: over 150 ms apart; before its lease ran out), and the
+    // typical one by the holder's schedule.
+    const later = samples.slice(1).map((s) => ({ intervalMs: Number(s.intervalMs), marginMs: Number(s.marginMs) }));
+    for (const sample of later) {
+      expect(sample.intervalMs).toBeGreaterThan(150);
+      expect(sample.intervalMs).toBeLessThan(3_000);
+      expect(sample.marginMs).toBeGreaterThan(0);
       expect(sample.marginMs).toBeLessThanOrEqual(3_000);
+      expect(sample.intervalMs + sample.marginMs).toBeGreaterThan(2_500); // what had passed plus what was left: about the TTL
     }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    expect(median(later.map((s) => s.intervalMs))).toBeGreaterThan(300);
+    expect(median(later.map((s) => s.intervalMs))).toBeLessThan(700);
+    expect(median(later.map((s) => s.marginMs))).toBeGreaterThan(2_200);
     const lease = await store.prisma.lease.findUniqueOrThrow({ where: { id: `r4/${key}` } });
     expect(lease.renewedAt!.getTime()).toBeGreaterThan(Date.now() - 3_000);
     expect(lease.expiresAt!.getTime()).toBeGreaterThan(Date.now());
