@@ -56,19 +56,34 @@ const text = (value: bigint | null) => (value === null ? null : value.toString()
 const json = (value: unknown) => JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? v.toString() : v));
 
 /**
+ * Whether the store refused a write for what was in it (PostgreSQL's SQLSTATE classes 22 data
+ * exception, 23 integrity constraint, 54 program limit, P0 raised by a trigger or function),
+ * rather than for being out of reach, busy or out of space: only such a refusal is one lease's
+ * problem. Anything else (a lost connection, a deadlock, a full disk, a timeout) is the
+ * store's, and the batch is retried whole.
+ */
+export function isRefusedForContent(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^(22|23|54|P0)[0-9A-Z]{3}$/.test(code)) return true;
+  }
+  return false;
+}
+
+/**
  * Writes a batch. When the store refuses it for what is in it rather than for being out of
- * reach, one lease must not hold up the others: the source's row is written alone, then
- * each lease with its events and renewals alone, and a lease the store refuses is written
- * as `unknown` with the store's reason (or, if even that is refused, left as it was). When
- * the source's row alone cannot be written either, the store is the problem: the first error
- * is thrown, for the caller to retry.
+ * reach (isRefusedForContent), one lease must not hold up the others: the source's row is
+ * written alone, then each lease with its events and renewals alone, and a lease the store
+ * refuses is written as `unknown` with the store's reason (or, if even that is refused, left
+ * as it was). Any other failure, of the whole batch or of one lease on its own, is the
+ * store's: it is thrown, for the caller to retry the batch (every write in it is idempotent).
  */
 export async function writeBatchSalvaging(store: Store, batch: WriteBatch): Promise<{ written: WrittenEvent[]; refused: RefusedLease[] }> {
   let first: unknown;
   try {
     return { written: await writeBatch(store, batch), refused: [] };
   } catch (error) {
-    if (error instanceof StaleOwnerError) throw error;
+    if (error instanceof StaleOwnerError || !isRefusedForContent(error)) throw error;
     first = error;
   }
   if (batch.source) {
@@ -96,7 +111,7 @@ export async function writeBatchSalvaging(store: Store, batch: WriteBatch): Prom
     try {
       written.push(...(await writeBatch(store, alone)));
     } catch (error) {
-      if (error instanceof StaleOwnerError) throw error;
+      if (error instanceof StaleOwnerError || !isRefusedForContent(error)) throw error;
       const reason = String((error as Error)?.message ?? error).slice(0, 300);
       refused.push({ leaseId, reason });
       const lease = alone.dirty[0];
