@@ -420,6 +420,35 @@ describe('12. a Redlock quorum with one instance frozen', () => {
       await redlock.quit().catch(() => {});
     }
   });
+
+  it('held on one answering instance and perhaps on the frozen one: unknown, never free, and nothing invented', async () => {
+    const clients = servers.map((s) => new Redis(s.url));
+    const redlock = new Redlock(clients as never[], { retryCount: 0 });
+    try {
+      const key = `quorum:${unique()}`;
+      const lock = await redlock.lock(key, 60_000);
+      await clients[0]!.del(key); // held on instances 2 and 3 only: still a majority
+      collect([{ name: 'r-quorum2', backend: 'redis', urls: servers.map((s) => s.url), mode: 'redlock', match: ['quorum:*'], fenceSuffix: ':fence', keyspaceNotifications: 'auto' }], {
+        pollMs: 500,
+      });
+      await expect.poll(async () => (await lease(`r-quorum2/${key}`))?.holder, { timeout: 10_000 }).toBe(lock.value);
+      servers[2]!.process.kill('SIGSTOP');
+      try {
+        // One of three holds it, one is empty, one does not answer: it may be held on two.
+        await expect.poll(async () => (await lease(`r-quorum2/${key}`))?.state, { timeout: 15_000 }).toBe('unknown');
+        const row = await lease(`r-quorum2/${key}`);
+        expect(row?.problem).toMatch(/held on 1 of 3 instances, 1 did not answer/);
+        expect(await eventTypes(`r-quorum2/${key}`)).toEqual(['acquired']);
+      } finally {
+        servers[2]!.process.kill('SIGCONT');
+      }
+      // Back: held on two again, and still no release or takeover was invented.
+      await expect.poll(async () => (await lease(`r-quorum2/${key}`))?.state, { timeout: 15_000 }).toBe('held');
+      expect(await eventTypes(`r-quorum2/${key}`)).toEqual(['acquired']);
+    } finally {
+      await redlock.quit().catch(() => {});
+    }
+  });
 });
 
 describe('13. lesser points', () => {

@@ -221,6 +221,22 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
       };
     });
     const held = holders.length >= quorum;
+    const unanswered = instancesDetail.filter((i) => !i.answered).length;
+    if (!held && holders.length + unanswered >= quorum) {
+      // The instances that did not answer could make a majority with those that hold it: held
+      // or not, nobody can tell until they answer. Unknown, never free.
+      return {
+        key,
+        kind: 'lock',
+        holder: null,
+        token: null,
+        ttlMs: null,
+        remainingMs: null,
+        candidates: [],
+        problem: `held on ${holders.length} of ${instances.length} instances, ${unanswered} did not answer: a quorum of ${quorum} cannot be judged`,
+        detail: { heldOn: holders.length, instances: instancesDetail.length, quorum, perInstance: instancesDetail },
+      };
+    }
     const remainings = holders.map((v) => v.pttl).filter((p) => p >= 0);
     const tokens = holders.map(tokenOf).filter((t): t is bigint => t !== null);
     return {
