@@ -240,6 +240,16 @@ describe('diffLease: the same holder with another token is not a change of hands
       token: 8n,
       renewals: 0,
     },
+    {
+      name: 'a new token seen after the old expiry, with no TTL to date it: the last read saw the old grant still running, so a renewal seen late, not an expiry',
+      steps: [
+        [0, held('w2', 7, 5_000, { ttlMs: null })],
+        [9_000, held('w2', 8, 29_000, { ttlMs: null })], // renewed at any time from 0 s to 9 s
+      ] as [number, Observation][],
+      types: ['acquired'],
+      token: 8n,
+      renewals: 1,
+    },
   ])('$name', ({ steps, types, token, renewals }) => {
     const result = replay(steps);
     expect(result.types).toEqual(types);

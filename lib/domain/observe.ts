@@ -301,9 +301,12 @@ export function diffLease(prev: TrackedLease | undefined, unbounded: Observation
 
   // ------------------------------------------------------------------ held before
   // The same holder with another token is not a change of hands: it renewed and the backend
-  // gave it a new token on the way (the lease-table SQL bumps the token on every renewal), or
+  // gave it a new token on the way (some lease tables bump the token on every renewal), or
   // a lower token was reported above as a regression and is nothing more. Unless its grant
   // had run out first: then it is an expiry and an acquisition by the same holder (below).
+  // That is judged by the earliest the new grant can have been made: with no TTL to date it
+  // by, the last read that still saw the old one, so that a renewal seen late (after the old
+  // expiry had passed, though it was made before) is not taken for an expiry.
   // A candidate queued under the same name (etcd proposals need not differ) is another grant.
   const wasQueued = wasHeld && nowHeld && prev.candidates.some((c) => c.holder === observation.holder && c.token === observation.token);
   const reacquired =
@@ -313,7 +316,7 @@ export function diffLease(prev: TrackedLease | undefined, unbounded: Observation
     prev.token !== null &&
     observation.token !== null &&
     observation.token > prev.token &&
-    prev.expiresAtMono <= grantTimeOf(observation, prev.observedAtMono) + slack;
+    prev.expiresAtMono <= (observation.ttlMs == null || expiryOf(observation) === null ? prev.observedAtMono : grantTimeOf(observation, prev.observedAtMono)) + slack;
   if (wasHeld && nowHeld && observation.holder === prev.holder && (observation.token === prev.token || (!afterGap && !wasQueued && !reacquired))) {
     // Same grant. A renewal moved its expiry forward by more than the reading's precision.
     next.state = 'held';
