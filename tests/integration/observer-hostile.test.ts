@@ -321,6 +321,51 @@ describe('7. one bad row is one unknown lease; a table that cannot be read leave
       await locker.end();
     }
   });
+
+  it('a table held locked by a migration is unread after a second, and the source and its other tables stay read', async () => {
+    // Before: the read waited on the lock until its 5 s deadline, and the whole source was
+    // marked down with every lease of every table stale.
+    const table = `locked_${unique()}`;
+    await observed.query(`CREATE TABLE ${table} (name text PRIMARY KEY, owner text, expires_at timestamptz, token bigint)`);
+    await observed.query(`CREATE TABLE ${table}_free (name text PRIMARY KEY, owner text, expires_at timestamptz, token bigint)`);
+    await observed.query(`INSERT INTO ${table} VALUES ('a', 'w1', now() + interval '5 minutes', 1)`);
+    await observed.query(`INSERT INTO ${table}_free VALUES ('b', 'w2', now() + interval '5 minutes', 1)`);
+    const id = (t: string, name: string) => `p-locked/${t}/${name}`;
+    collect([
+      {
+        name: 'p-locked',
+        backend: 'postgres',
+        url: observedDb.url,
+        tables: [
+          { table, format: 'leasehold' },
+          { table: `${table}_free`, format: 'leasehold' },
+        ],
+        advisoryLocks: false,
+      },
+    ]);
+    await expect.poll(async () => (await lease(id(`${table}_free`, 'b')))?.state, { timeout: 10_000 }).toBe('held');
+    const migration = new pg.Client(observedDb.url);
+    await migration.connect();
+    try {
+      await migration.query('BEGIN');
+      await migration.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      await expect.poll(async () => (await source('p-locked'))?.lastError ?? '', { timeout: 15_000 }).toContain(`table ${table} `);
+      expect((await source('p-locked'))?.lastError).toMatch(/lock timeout/);
+      // Held for 6 s more: the source stays up and the other table is still read.
+      await sleep(6_000);
+      expect(await source('p-locked')).toMatchObject({ status: 'up' });
+      expect(await lease(id(table, 'a'))).toMatchObject({ state: 'held', stale: true });
+      await observed.query(`UPDATE ${table}_free SET owner = 'w3', token = 2`);
+      await expect.poll(async () => (await lease(id(`${table}_free`, 'b')))?.holder, { timeout: 10_000 }).toBe('w3');
+      expect(await lease(id(`${table}_free`, 'b'))).toMatchObject({ stale: false });
+    } finally {
+      await migration.query('ROLLBACK').catch(() => {});
+      await migration.end();
+    }
+    await expect.poll(async () => (await lease(id(table, 'a')))?.stale, { timeout: 10_000 }).toBe(false);
+    expect(await store.prisma.sourceEvent.count({ where: { sourceName: 'p-locked' } })).toBe(0);
+    expect(await eventTypes(id(table, 'a'))).toEqual(['acquired']);
+  });
 });
 
 describe('11. a source whose calls hang is down within its read deadline', () => {

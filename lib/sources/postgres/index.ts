@@ -13,7 +13,7 @@
 // first characters, its length and its SHA-256 (computed by the database); an expiry of
 // 'infinity' or 4000 BC, a token of 1.5 or 'abc' make that one row a lease in state
 // `unknown` with its reason, never the whole read fail. A table that cannot be read (renamed,
-// another layout, locked past the deadline) is reported as unread, and the source's other
+// another layout, locked by another session for over a second) is reported as unread, and the source's other
 // tables and its advisory locks are still read (SourceSnapshot.unread).
 import type { PgPoolClientLike, PgPoolLike } from '../../db/pg-like';
 import pg from 'pg';
@@ -26,6 +26,7 @@ import { exactOf, exactOfHead } from '../exact';
 import type { LeaseSource, SourceSnapshot, UnreadScope } from '../types';
 
 const READ_TIMEOUT_MS = 5_000;
+const LOCK_TIMEOUT_MS = 1_000;
 /** A token is read as a whole number of at most this many digits (2^256 has 78); the store's column holds as many. */
 export const MAX_TOKEN_DIGITS = 78;
 
@@ -193,6 +194,10 @@ export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs
     connectionTimeoutMillis: READ_TIMEOUT_MS,
     statement_timeout: READ_TIMEOUT_MS,
     query_timeout: READ_TIMEOUT_MS + 500,
+    // A lease table is read with an ACCESS SHARE lock: waiting a second for it means something
+    // holds it exclusively (a migration, a VACUUM FULL). That table is then unread (55P03), and
+    // the source's other parts are read within the read's deadline instead of all timing out.
+    lock_timeout: LOCK_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     application_name: 'leasehold-observer',
   });
