@@ -120,12 +120,16 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
     values.set(latin1(kv), { revision: String(kv.mod_revision), text: kv.value.length === 0 ? '' : exactOf(kv.value) });
   };
 
-  /** Fetches the values not known at their current revision, a transaction of several keys at a time. */
-  async function fetchValues(kvs: IKeyValue[]): Promise<void> {
+  /**
+   * Fetches the values not known at their current revision, a transaction of several keys at a
+   * time, at the revision the keys were listed at: a key put again since then would otherwise
+   * come back with another mod revision, and its listed version would have no value.
+   */
+  async function fetchValues(kvs: IKeyValue[], revision: string): Promise<void> {
     const wanted = kvs.filter((kv) => String(kv.lease) !== '0' && !remembered(kv));
     const one = async (kv: IKeyValue) => {
       try {
-        const found = (await client.kv.range({ key: kv.key })).kvs[0];
+        const found = (await client.kv.range({ key: kv.key, revision })).kvs[0];
         if (found) learnValue(found);
       } catch (error) {
         if (!/RESOURCE_EXHAUSTED|larger than max/i.test(String((error as Error)?.message))) throw error;
@@ -135,7 +139,7 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
     for (let i = 0; i < wanted.length; i += VALUES_PER_TXN) {
       const batch = wanted.slice(i, i + VALUES_PER_TXN);
       try {
-        const { responses } = await client.kv.txn({ success: batch.map((kv) => ({ request_range: { key: kv.key } })) });
+        const { responses } = await client.kv.txn({ success: batch.map((kv) => ({ request_range: { key: kv.key, revision } })) });
         for (const response of responses) for (const kv of response.response_range?.kvs ?? []) learnValue(kv);
       } catch (error) {
         // Too large together: one at a time, so one huge value costs only itself.
@@ -407,7 +411,7 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
         const ranges = await Promise.all(config.prefixes.map(keysUnder));
         lastRevision = ranges[0]?.revision ?? lastRevision;
         const kvs = ranges.flatMap((r) => r.kvs);
-        await fetchValues(kvs);
+        for (const range of ranges) await fetchValues(range.kvs, range.revision);
         mirror.clear();
         for (const kv of kvs) remember(kv);
         // Values of keys no longer there are forgotten.
