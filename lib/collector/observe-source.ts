@@ -58,6 +58,21 @@ export function readDeadlineMs(pollMs: number): number {
   return Math.min(30_000, Math.max(5_000, 2 * pollMs));
 }
 
+/** The longest a full read may be given: a source this slow to read is down, whatever its size. */
+export const MAX_FULL_READ_DEADLINE_MS = 60_000;
+
+/**
+ * The deadline of the next full read: readDeadlineMs, or three times the last good full read
+ * when that is longer (a source of 100,000 keys takes seconds to read, and is not down for
+ * it); after a read that ran out of time, twice the deadline it ran out of, so that a source
+ * that is slow but answers is read in the end. At most MAX_FULL_READ_DEADLINE_MS.
+ */
+export function nextFullReadDeadlineMs(baseMs: number, last: { ok: true; durationMs: number } | { ok: false; timedOutAfterMs: number } | null): number {
+  if (last === null) return baseMs;
+  const wanted = last.ok ? 3 * last.durationMs : 2 * last.timedOutAfterMs;
+  return Math.min(MAX_FULL_READ_DEADLINE_MS, Math.max(baseMs, Math.round(wanted)));
+}
+
 /**
  * Settles with `work`, or rejects as soon as `signal` aborts, whether or not the adapter
  * listens to it: a read stuck in a driver cannot hold the observer.
@@ -101,7 +116,8 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
   const labels = { source: source.name };
   const readTimeoutMs = readDeadlineMs(source.pollMs);
   /** A read that ran out of time, in words. */
-  const tooSlow = () => new SourceUnavailableError(source.name, `no answer within ${readTimeoutMs / 1000} s`);
+  const tooSlowAfter = (ms: number) => () => new SourceUnavailableError(source.name, `no answer within ${Math.round(ms / 100) / 10} s`);
+  const tooSlow = tooSlowAfter(readTimeoutMs);
 
   // 1. Start from what the store knows. Whatever happened since it was written, we did not see.
   const loaded = await retrying('loading the source from the store', () => loadSource(store, source.name, now(), Date.now()), signal, log);
@@ -302,6 +318,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     let nextFullAt = now();
     // While the source fails: how long until the next attempt (null while it answers).
     let backoff: IBackoff<unknown> | null = null;
+    let fullDeadlineMs = readTimeoutMs;
     while (!signal.aborted && stopWith === null) {
       const untilPoll = nextFullAt - now();
       // A hint asks for a read now, unless the source is failing: then its backoff holds.
@@ -317,7 +334,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
       nextFullAt = now() + source.pollMs;
       const startedMono = now();
       const startedWall = Date.now();
-      const deadline = linkedTimeout(signal, readTimeoutMs);
+      const deadline = linkedTimeout(signal, fullDeadlineMs);
       let result: PollResult;
       try {
         // After a gap, or when a hint asked for everything, a full snapshot; otherwise what
@@ -326,12 +343,15 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
           askedFull || afterGap || gap || backoff !== null || !source.poll
             ? source.snapshot(deadline.signal).then((snapshot): PollResult => ({ kind: 'full', ...snapshot }))
             : source.poll(deadline.signal);
-        result = await unlessAborted(reading, deadline.signal, tooSlow);
+        result = await unlessAborted(reading, deadline.signal, tooSlowAfter(fullDeadlineMs));
       } catch (error) {
         if (signal.aborted) return;
+        if (deadline.signal.aborted) fullDeadlineMs = nextFullReadDeadlineMs(readTimeoutMs, { ok: false, timedOutAfterMs: fullDeadlineMs });
         await sourceDown(error, startedMono, startedWall);
         backoff = backoff ? backoff.next(undefined) : new ExponentialBackoff({ initialDelay: source.pollMs, maxDelay: Math.max(source.pollMs, MAX_BACKOFF_MS) }).next();
-        nextFullAt = now() + backoff.duration;
+        // Cockatiel's decorrelated jitter may draw less than its initial delay: never sooner
+        // than the next poll would have been.
+        nextFullAt = now() + Math.max(source.pollMs, backoff.duration);
         pending.full = true;
         continue;
       } finally {
@@ -340,6 +360,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
       backoff = null;
       // The status of the backend itself comes with full reads only.
       const full = result.kind === 'full';
+      if (full) fullDeadlineMs = nextFullReadDeadlineMs(readTimeoutMs, { ok: true, durationMs: now() - startedMono });
       const { applied, written, published } =
         result.kind === 'full'
           ? await applyAndWrite(true, result.observations, undefined, startedMono, startedWall, gap, result.status, false, result.unread)
