@@ -323,6 +323,15 @@ describe('diffLease: numbers no date can hold (issue 13, point 1)', () => {
     expect(new Date(lease.expiresAtWall!).toISOString()).toBe('0001-01-01T00:00:00.000Z');
   });
 
+  it('an election with 5,000 candidates queued keeps the first 100 and says how many there were', () => {
+    const candidates = Array.from({ length: 5_000 }, (_, i) => ({ holder: `candidate-${i}`.padEnd(1_000, 'x'), token: BigInt(i + 2) }));
+    const { lease, types } = replay([[0, held('w1', 1, 10_000, { kind: 'election', candidates })]]);
+    expect(types).toEqual(['acquired']);
+    expect(lease.candidates).toHaveLength(100);
+    expect(lease.candidates[0]).toEqual(candidates[0]);
+    expect(String(lease.detail?.clamped)).toBe('5000 candidates are queued: the first 100 are shown');
+  });
+
   it('a remaining time that is not a number makes the lease unknown, not a crash', () => {
     const { lease, types } = replay([[0, held('w1', 1, Number.NaN)]]);
     expect(lease.state).toBe('unknown');

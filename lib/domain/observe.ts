@@ -144,6 +144,9 @@ const clampWall = (ms: number) => Math.min(MAX_WALL_MS, Math.max(MIN_WALL_MS, ms
  * without one), since an expiry estimate moved along with the clock would look like a renewal
  * at every read. Applying it twice changes nothing.
  */
+/** The most candidates kept of one lease's queue (the next ones in line). */
+export const MAX_CANDIDATES = 100;
+
 export function boundObservation(o: Observation, startedWall: number): Observation {
   if (o.detail && 'clamped' in o.detail) return o;
   for (const field of ['remainingMs', 'ttlMs', 'precisionMs'] as const) {
@@ -166,8 +169,15 @@ export function boundObservation(o: Observation, startedWall: number): Observati
   if (remainingMs !== null && clampWall(startedWall + remainingMs) !== startedWall + remainingMs) {
     clamped.push(remainingMs > 0 ? 'its expiry is after 9999-12-31: shown as 9999-12-31' : 'its expiry is before the year 1: shown as 0001-01-01');
   }
+  let { candidates } = o;
+  if (candidates.length > MAX_CANDIDATES) {
+    // Each is up to a kilobyte of holder text, written with the lease and sent to every
+    // stream: a queue of thousands is summed up, not carried.
+    candidates = candidates.slice(0, MAX_CANDIDATES);
+    clamped.push(`${o.candidates.length} candidates are queued: the first ${MAX_CANDIDATES} are shown`);
+  }
   if (clamped.length === 0) return o;
-  return { ...o, remainingMs, ttlMs, detail: { ...(o.detail ?? {}), clamped: clamped.join('; ') } };
+  return { ...o, remainingMs, ttlMs, candidates, detail: { ...(o.detail ?? {}), clamped: clamped.join('; ') } };
 }
 
 const isHeld = (o: Observation | undefined): o is Observation & { holder: string } =>
