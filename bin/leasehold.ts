@@ -5,6 +5,7 @@ import { ConfigError, knownSecrets, loadConfig, redactUrlPassword, type Config }
 import { StoreLockedError } from '../lib/db/embedded';
 import { describeStatus, MigrationError } from '../lib/db/migrate';
 import { openStore } from '../lib/db/store';
+import { terminalText } from '../lib/domain/display';
 import { toPublicError } from '../lib/errors';
 import { redactUrlsIn, scrub, secretsOf } from '../lib/redact';
 
@@ -165,7 +166,12 @@ function configCheckCommand(json: boolean): number {
  */
 function safe(text: string): string {
   const env = { LEASEHOLD_URL: process.env.LEASEHOLD_URL, LEASEHOLD_TOKEN: process.env.LEASEHOLD_TOKEN };
-  return scrub(redactUrlPassword(text), [...knownSecrets(), ...secretsOf({ env })]);
+  // A server's or a backend's words may carry control and bidi characters: each line is made
+  // safe for the terminal (the line breaks of a multi-line message are kept).
+  return scrub(redactUrlPassword(text), [...knownSecrets(), ...secretsOf({ env })])
+    .split('\n')
+    .map(terminalText)
+    .join('\n');
 }
 
 main(process.argv.slice(2)).then(

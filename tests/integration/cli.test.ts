@@ -115,6 +115,11 @@ describe('leasehold CLI against a server that sends control and bidi characters'
     };
     const server = createServer((request, response) => {
       response.setHeader('Content-Type', 'application/json');
+      if (request.url!.includes('missing')) {
+        response.statusCode = 404;
+        response.end(JSON.stringify({ error: 'not_found', message: 'no lease lock:\u202emissing\u001b[2J here' }));
+        return;
+      }
       const body = request.url!.startsWith('/api/v1/leases/') ? { ...lease, events: [] } : { leases: [lease], total: 1, truncated: false, position: '1.0', sources: [] };
       response.end(JSON.stringify(body));
     });
@@ -128,6 +133,12 @@ describe('leasehold CLI against a server that sends control and bidi characters'
         expect(result.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/);
         expect(result.stdout).toContain('\\u202eevil');
       }
+      // The server's error message too.
+      const missing = await cli(['lease', 'r/lock:missing'], { ...noConfig, LEASEHOLD_URL: url });
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain('\\u202emissing\\u001b[2J');
+      // eslint-disable-next-line no-control-regex -- the point
+      expect(missing.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/);
     } finally {
       server.close();
     }
