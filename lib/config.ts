@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseAllowedHosts } from './api/host';
+import { parseAllowedHosts } from './net/host-pattern';
 import { redactUrl, redactUrlsIn, scrub, secretsOf } from './redact';
 
 export const DEFAULT_CONFIG_FILE = 'leasehold.config.json';
