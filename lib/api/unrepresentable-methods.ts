@@ -2,15 +2,20 @@
 // or a route handler runs, and undici refuses TRACE ("'TRACE' HTTP method is unsupported"):
 // Next would answer 500 with its own page. The only place in front of that is the HTTP
 // server itself, so the server's 'request' event is answered here for it, with the API's
-// error shape, before Next sees it. (Node's parser answers TRACK 400 itself, and emits
+// error shape, before Next sees it. The same place stamps each request with the address of
+// its socket, which Next does not pass on to route handlers. (Node's parser answers TRACK 400 itself, and emits
 // 'connect' for CONNECT, which a server without a listener closes.)
 import http from 'node:http';
+import { PEER_HEADER } from './peer';
 import { allowedMethods, methodNotAllowed } from './refusal';
 
 const UNREPRESENTABLE = new Set(['TRACE']);
 const installed = globalThis as typeof globalThis & { __leaseholdMethodGuard?: boolean };
 
-/** Answers TRACE with 405 and the path's Allow, on every HTTP server of this process. Idempotent. */
+/**
+ * Answers TRACE with 405 and the path's Allow, and stamps every request with its socket's
+ * address (PEER_HEADER), on every HTTP server of this process. Idempotent.
+ */
 export function refuseUnrepresentableMethods(): void {
   if (installed.__leaseholdMethodGuard) return;
   installed.__leaseholdMethodGuard = true;
@@ -18,6 +23,9 @@ export function refuseUnrepresentableMethods(): void {
   http.Server.prototype.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
     if (event === 'request') {
       const [request, response] = args as [http.IncomingMessage, http.ServerResponse];
+      // The address the request came from, which a route handler cannot see: stamped here,
+      // over anything the client sent under that name (lib/live/stream.ts counts by it).
+      request.headers[PEER_HEADER] = request.socket.remoteAddress ?? '';
       if (UNREPRESENTABLE.has(request.method ?? '')) {
         const path = (request.url ?? '/').split('?')[0]!;
         const refusal = methodNotAllowed(request.method!, allowedMethods(path) ?? ['GET', 'HEAD', 'OPTIONS']);

@@ -6,7 +6,8 @@ import type { LeaseEventView } from '../domain/types';
 import { position, publish, seqOf, type BusMessage } from '../collector/bus';
 import { renderMetrics } from '../collector/metrics';
 import { loadConfig } from '../config';
-import { admitStreamClient, clientAddress, openLiveStream, streamLimits, StreamClientTooSlow } from './stream';
+import { clientAddress } from '../api/peer';
+import { admitStreamClient, openLiveStream, streamLimits, StreamClientTooSlow } from './stream';
 
 const event = (id: number, pad = 0): BusMessage => ({
   type: 'event',
@@ -187,9 +188,17 @@ describe('the stream caps', () => {
     expect(loadConfig({ env: {}, cwd: '/nonexistent' }).stream).toEqual({ maxClients: 500, maxClientsPerAddress: 50 });
   });
 
-  it('takes the address the nearest proxy saw', () => {
-    expect(clientAddress(new Headers({ 'x-forwarded-for': '203.0.113.9, 10.1.2.3' }))).toBe('10.1.2.3');
-    expect(clientAddress(new Headers({ 'x-forwarded-for': '::ffff:127.0.0.5' }))).toBe('127.0.0.5');
+  it("counts by the socket's address, or by the address a proxy on this machine or a private network saw", () => {
+    const from = (peer: string, forwarded?: string) => clientAddress(new Headers({ 'x-leasehold-peer': peer, ...(forwarded ? { 'x-forwarded-for': forwarded } : {}) }));
+    // Straight from the client: its socket, whatever it claims.
+    expect(from('198.51.100.7')).toBe('198.51.100.7');
+    expect(from('198.51.100.7', '127.0.0.1')).toBe('198.51.100.7');
+    expect(from('2001:db8::5', '10.0.0.1')).toBe('2001:db8::5');
+    // Through a proxy on loopback or a private network: the last entry, the one it saw.
+    expect(from('127.0.0.1', '203.0.113.9, 198.51.100.7')).toBe('198.51.100.7');
+    expect(from('::ffff:10.1.2.3', '198.51.100.8')).toBe('198.51.100.8');
+    expect(from('fd00::1', '198.51.100.9')).toBe('198.51.100.9');
+    expect(from('::ffff:127.0.0.5')).toBe('127.0.0.5');
     expect(clientAddress(new Headers())).toBe('unknown');
   });
 });

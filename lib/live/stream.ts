@@ -2,10 +2,8 @@
 //
 // Caps. At most LEASEHOLD_STREAM_MAX_CLIENTS streams are open in this process (default 500),
 // at most LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS from one client address (default 50); past
-// either, 429 with Retry-After. The address is the last entry of X-Forwarded-For: the one the
-// nearest proxy saw, or, without a proxy, the socket's (Next sets the header from it when the
-// client sent none; a client that reaches Next directly can send one of its own, so the global
-// cap is the one that always holds).
+// either, 429 with Retry-After. The address is the socket's, or, from a proxy on this machine
+// or a private network, the one that proxy saw (lib/api/peer.ts).
 //
 // Backpressure. Next pipes the stream to the socket and stops reading it while the socket's
 // buffers are full, so a client that does not read first fills the kernel's buffers (a few MB on
@@ -48,12 +46,6 @@ function clients(): Clients {
   return state.__leaseholdStreamClients;
 }
 
-/** The client's address: X-Forwarded-For's last entry (see above), `unknown` without one. */
-export function clientAddress(headers: Headers): string {
-  const entries = (headers.get('x-forwarded-for') ?? '').split(',');
-  const address = entries[entries.length - 1]!.trim().toLowerCase();
-  return address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '') || 'unknown';
-}
 
 export type Admission = { ok: true; release: () => void } | { ok: false; response: Response };
 

@@ -141,7 +141,9 @@ test('a client that does not read is dropped while one that reads is not, the se
 test('the caps: 429 with Retry-After past the streams of one address, and past the streams of the server', async () => {
   test.setTimeout(120_000);
   const open = [];
-  for (let i = 0; i < PER_ADDRESS; i++) open.push(await stalledClient(server.port, '/api/v1/stream', '127.0.0.21'));
+  // Each claims another address under the header the server stamps with the socket's: the
+  // server overwrites it, so they all count as 127.0.0.21.
+  for (let i = 0; i < PER_ADDRESS; i++) open.push(await stalledClient(server.port, '/api/v1/stream', '127.0.0.21', { 'X-Leasehold-Peer': `198.51.100.${i + 1}` }));
   await sleep(1_000);
 
   const refused = await rawRequest(server.port, '/api/v1/stream', '127.0.0.21');
@@ -151,6 +153,7 @@ test('the caps: 429 with Retry-After past the streams of one address, and past t
   const body = JSON.parse(refused.body) as { error: string; message: string };
   expect(body.error).toBe('too_many_streams');
   expect(body.message).toContain('LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS');
+  expect(body.message).toContain('(127.0.0.21)');
   // Another address still gets in.
   expect((await rawRequest(server.port, '/api/v1/stream', '127.0.0.22')).status).toBe(200);
 

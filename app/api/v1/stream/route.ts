@@ -16,7 +16,8 @@ import type { BusMessage } from '@/lib/collector/bus';
 import { ensureRelay } from '@/lib/collector/relay';
 import { getStore } from '@/lib/db';
 import { errorResponse } from '@/lib/errors';
-import { admitStreamClient, clientAddress, openLiveStream } from '@/lib/live/stream';
+import { clientAddress } from '@/lib/api/peer';
+import { admitStreamClient, openLiveStream } from '@/lib/live/stream';
 
 export const dynamic = 'force-dynamic';
 
