@@ -34,6 +34,11 @@ export type Observation = {
   problem?: string;
 };
 
+/** What a source reports for a lease it found but cannot interpret: state `unknown`, with why. */
+export function unreadableObservation(key: string, problem: string, extra: Pick<Observation, 'kind' | 'detail'> = { kind: 'lock' }): Observation {
+  return { key, kind: extra.kind, holder: null, token: null, ttlMs: null, remainingMs: null, candidates: [], problem, ...(extra.detail ? { detail: extra.detail } : {}) };
+}
+
 /** The circumstances of one read. */
 export type ReadContext = {
   source: string;

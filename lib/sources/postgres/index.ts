@@ -20,7 +20,7 @@ import pg from 'pg';
 import type { PostgresSourceConfig } from '../../config';
 import { redactUrlPassword } from '../../config';
 import { displayText, EXACT_TEXT_HEAD_BYTES, EXACT_TEXT_MAX_BYTES } from '../../domain/display';
-import type { Observation } from '../../domain/observe';
+import { unreadableObservation, type Observation } from '../../domain/observe';
 import { SourceUnavailableError } from '../errors';
 import { exactOf, exactOfHead } from '../exact';
 import type { LeaseSource, SourceSnapshot, UnreadScope } from '../types';
@@ -269,16 +269,7 @@ export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs
         observations.push(judgeRow(table, format, row));
       } catch (error) {
         // Not expected; if it happens, it costs this row only.
-        observations.push({
-          key: `${table}/${exactOf(row.name)}`,
-          kind: 'lock',
-          holder: null,
-          token: null,
-          ttlMs: null,
-          remainingMs: null,
-          candidates: [],
-          problem: `the row could not be read: ${displayText(String((error as Error)?.message ?? error), 120)}`,
-        });
+        observations.push(unreadableObservation(`${table}/${exactOf(row.name)}`, `the row could not be read: ${displayText(String((error as Error)?.message ?? error), 120)}`));
       }
     }
     return { observations, nameless };

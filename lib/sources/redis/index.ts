@@ -20,7 +20,7 @@ import Redis from 'ioredis';
 import type { RedisSourceConfig } from '../../config';
 import { redactUrlPassword } from '../../config';
 import { displayText, EXACT_TEXT_HEAD_BYTES, EXACT_TEXT_MAX_BYTES } from '../../domain/display';
-import type { Observation } from '../../domain/observe';
+import { unreadableObservation, type Observation } from '../../domain/observe';
 import { connectionProblem, SourceUnavailableError } from '../errors';
 import { exactOf, exactOfHead } from '../exact';
 import { RECONCILE_EVERY_MS, type ChangeHint, type LeaseSource, type PollResult, type SourceSnapshot, type SourceStatusDetail } from '../types';
@@ -182,7 +182,7 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
     const key = keyOf(raw);
     const wrongType = present.find((v) => v.type !== 'string');
     if (wrongType) {
-      return { key, kind: 'lock', holder: null, token: null, ttlMs: null, remainingMs: null, candidates: [], problem: `the key holds a ${displayText(wrongType.type, 20)}, not a string: it is not a lock this source can read` };
+      return unreadableObservation(key, `the key holds a ${displayText(wrongType.type, 20)}, not a string: it is not a lock this source can read`);
     }
     const tokenOf = (v: KeyRead) => (isCounter(v.fence, v.fenceLength) ? BigInt(v.fence!.toString('latin1')) : null);
     const fenceProblem = (v: KeyRead) =>
@@ -225,17 +225,10 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
     if (!held && holders.length + unanswered >= quorum) {
       // The instances that did not answer could make a majority with those that hold it: held
       // or not, nobody can tell until they answer. Unknown, never free.
-      return {
-        key,
+      return unreadableObservation(key, `held on ${holders.length} of ${instances.length} instances, ${unanswered} did not answer: a quorum of ${quorum} cannot be judged`, {
         kind: 'lock',
-        holder: null,
-        token: null,
-        ttlMs: null,
-        remainingMs: null,
-        candidates: [],
-        problem: `held on ${holders.length} of ${instances.length} instances, ${unanswered} did not answer: a quorum of ${quorum} cannot be judged`,
         detail: { heldOn: holders.length, instances: instancesDetail.length, quorum, perInstance: instancesDetail },
-      };
+      });
     }
     const remainings = holders.map((v) => v.pttl).filter((p) => p >= 0);
     const tokens = holders.map(tokenOf).filter((t): t is bigint => t !== null);
