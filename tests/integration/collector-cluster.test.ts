@@ -2,7 +2,7 @@
 // cluster, and several collectors against one store, one of them killed.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Etcd3 } from 'etcd3';
@@ -14,7 +14,7 @@ import { ensureRelay } from '../../lib/collector/relay';
 import { openStore, type Store } from '../../lib/db/store';
 import { createLeaseClient } from '../../lib/lease';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
-import { run } from '../support/run';
+import { startEtcdCluster, type EtcdCluster } from '../support/etcd-cluster';
 import { ROOT, testServices } from '../support/services';
 
 const services = testServices();
@@ -42,12 +42,19 @@ afterAll(async () => {
 });
 
 describe('etcd leader killed in a three-member cluster', () => {
+  // The test's own cluster: it kills a member, which it must not do to servers it did not start.
+  let cluster: EtcdCluster;
+  beforeAll(async () => {
+    cluster = await startEtcdCluster(25379);
+  }, 60_000);
+  afterAll(() => cluster?.stop());
+
   it('records no invented event, and the source shows the new Raft leader and term', async () => {
-    expect(services.etcdClusterEndpoints, 'npm test starts the cluster with scripts/services.sh up --etcd-cluster').toHaveLength(3);
+    const endpoints = cluster.endpoints;
     const prefix = `cluster${unique()}/`;
     const key = `${prefix}leader`;
     const config = {
-      sources: [{ name: 'ec', backend: 'etcd', endpoints: services.etcdClusterEndpoints, prefixes: [prefix] }],
+      sources: [{ name: 'ec', backend: 'etcd', endpoints, prefixes: [prefix] }],
       pollMs: 300,
       retention: { rollupDays: 30, eventDays: 90, renewalSamplesPerLease: 120 },
       file: null,
@@ -61,7 +68,7 @@ describe('etcd leader killed in a three-member cluster', () => {
       execArgv: ['--import', 'tsx'],
       env: {
         ...process.env,
-        LEASEHOLD_HOLDER: JSON.stringify({ lease: { backend: 'etcd', endpoints: services.etcdClusterEndpoints }, key, holder: 'steady', ttlMs: 15_000, renewEveryMs: 1_000, election: true }),
+        LEASEHOLD_HOLDER: JSON.stringify({ lease: { backend: 'etcd', endpoints }, key, holder: 'steady', ttlMs: 15_000, renewEveryMs: 1_000, election: true }),
       },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
@@ -69,22 +76,21 @@ describe('etcd leader killed in a three-member cluster', () => {
     await expect.poll(async () => (await store.prisma.lease.findUnique({ where: { id: `ec/${key}` } }))?.state, { timeout: 10_000 }).toBe('held');
     const before = (await store.prisma.source.findUniqueOrThrow({ where: { name: 'ec' } })).detail as { leader: string; raftTerm: string };
 
-    // Kill the Raft leader (a member this test's services started), then bring it back.
-    const etcd = new Etcd3({ hosts: services.etcdClusterEndpoints });
+    // Kill the Raft leader, then bring it back.
+    const etcd = new Etcd3({ hosts: endpoints });
     const status = await etcd.maintenance.status();
     const members = await etcd.cluster.memberList({});
     etcd.close();
     const leader = members.members.find((m) => String(m.ID) === String(status.leader))!;
-    const pid = Number(readFileSync(path.join(ROOT, '.leasehold', 'services', 'pids', `etcd-${leader.name}.pid`), 'utf8'));
-    process.kill(pid, 'SIGKILL');
+    const member = cluster.members.find((m) => m.name === leader.name)!;
+    await member.kill();
     try {
       await expect
         .poll(async () => ((await store.prisma.source.findUniqueOrThrow({ where: { name: 'ec' } })).detail as { leader: string } | null)?.leader, { timeout: 20_000 })
         .not.toBe(leader.name);
       await sleep(3_000);
     } finally {
-      const restarted = await run('bash', ['scripts/services.sh', 'up', '--etcd-cluster', '--no-chromium'], { timeoutMs: 60_000 });
-      expect(restarted.code, restarted.stderr).toBe(0);
+      await member.restart();
     }
     const after = (await store.prisma.source.findUniqueOrThrow({ where: { name: 'ec' } })).detail as { leader: string; raftTerm: string };
     expect(BigInt(after.raftTerm) > BigInt(before.raftTerm)).toBe(true);
