@@ -57,6 +57,10 @@ if (ifStale && !staleBuild(root)) {
   process.exit(0);
 }
 
+// Next prints a notice about its anonymous telemetry at the first build; Leasehold's build
+// neither needs it nor should send anything. A value the user set is kept.
+process.env.NEXT_TELEMETRY_DISABLED ??= '1';
+
 const fingerprint = sourceFingerprint(root);
 await run('prisma generate', [path.join(root, 'scripts', 'prisma-generate.mjs')]);
 await run('next build', [path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build']);
@@ -65,10 +69,15 @@ writeFileSync(path.join(root, FINGERPRINT_FILE), `${fingerprint}\n`);
 const started = Date.now();
 try {
   const { path: template, made } = await makeTemplate(root);
-  console.log(`pglite-template: ${made ? `made ${path.relative(root, template)} in ${Date.now() - started} ms` : `${path.relative(root, template)} is there`}`);
+  if (made) {
+    console.log(
+      `build: prepared an empty embedded store in ${path.relative(root, template)} (${((Date.now() - started) / 1000).toFixed(1)} s), ` +
+        'so that a new embedded store starts as a copy of it, in about a second',
+    );
+  }
 } catch (error) {
   // Not fatal: without a template the server initializes a new data directory itself.
-  console.warn(`pglite-template: not made (${(error as Error).message}); new embedded stores will be initialized by PGlite in the server`);
+  console.warn(`build: could not prepare an empty embedded store (${(error as Error).message}); a new embedded store will be initialized when the server starts, which takes a few seconds longer`);
 } finally {
   releaseLock();
 }
