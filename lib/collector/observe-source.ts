@@ -114,6 +114,9 @@ function pause(ms: number, signal: AbortSignal, register?: (wake: () => void) =>
 export async function observeSource(options: ObserveOptions, signal: AbortSignal): Promise<void> {
   const { store, source, log } = options;
   const labels = { source: source.name };
+  // Exported from the start at 0: a rate() over a series that appears with its first failure
+  // misses that failure, and a dashboard cannot tell "none yet" from "not collected".
+  metrics.inc('leasehold_read_failures_total', labels, 0);
   const readTimeoutMs = readDeadlineMs(source.pollMs);
   /** A read that ran out of time, in words. */
   const tooSlowAfter = (ms: number) => () => new SourceUnavailableError(source.name, `no answer within ${Math.round(ms / 100) / 10} s`);

@@ -158,6 +158,8 @@ test('/metrics counts leases by source and state, and sources up', async ({ requ
   expect(text).toMatch(/# TYPE leasehold_poll_duration_seconds histogram/);
   expect(text).toMatch(new RegExp(`leasehold_source_owned\\{collector="[^"]+",source="${OBSERVED.etcdSource}"\\} 1`));
   expect(text).toMatch(/leasehold_store_up 1/);
+  // A source that has not failed is counted from the start, at 0 (not absent until its first failure).
+  expect(text).toMatch(new RegExp(`leasehold_read_failures_total\\{source="${OBSERVED.redisSource}"\\} 0`));
 });
 
 test('bad requests get JSON errors naming what was wrong', async ({ request }) => {
