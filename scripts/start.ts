@@ -2,6 +2,7 @@
 // The store is opened and migrated inside the server (instrumentation.ts), so the same
 // steps run however the server is started.
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { staleBuild } from '../lib/build-fingerprint';
@@ -20,6 +21,31 @@ try {
     process.exit(1);
   }
   throw error;
+}
+
+// The address must be free before anything is built or served: otherwise Next fails after
+// "serving on …" with a raw EADDRINUSE object.
+{
+  const where = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  const problem = await new Promise<string | null>((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      resolve(
+        error.code === 'EADDRINUSE'
+          ? `${where} is already in use by another program (another Leasehold?); stop it, or choose another port: PORT=${config.port === 65535 ? 3001 : config.port + 1} npm start`
+          : error.code === 'EACCES'
+            ? `this user may not listen on ${where} (ports below 1024 need privileges); choose another port with PORT`
+            : error.code === 'EADDRNOTAVAIL'
+              ? `${config.host} is not an address of this machine; set HOST to one that is (127.0.0.1 by default)`
+              : `cannot listen on ${where}: ${error.code ?? error.message}`,
+      ),
+    );
+    probe.listen({ host: config.host, port: config.port, exclusive: true }, () => probe.close(() => resolve(null)));
+  });
+  if (problem) {
+    console.error(`leasehold: cannot start: ${problem}`);
+    process.exit(1);
+  }
 }
 
 // A build of older code is not served: after a `git pull` it is made again (lib/build-fingerprint.ts).
