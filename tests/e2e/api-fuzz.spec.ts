@@ -341,7 +341,9 @@ async function fuzz(port: number, knownIds: string[], seconds: number) {
       const host = request.headers?.find(([name]) => name === 'Host')?.[1] ?? null;
       const path = request.target.split('?')[0]!;
       const health = (path === '/api/health' || path === '/api/health/live') && (request.method === 'GET' || request.method === 'HEAD');
-      if (!GOOD_HOSTS(port).has(host ?? '') && !health && response.status !== 400 && response.status !== 308) {
+      // 400, 431 (a request head over Node's 16 KB) and 308 are answered by Node's parser or Next
+      // before any code of ours sees the request, Host and all: nothing is served either way.
+      if (!GOOD_HOSTS(port).has(host ?? '') && !health && response.status !== 400 && response.status !== 431 && response.status !== 308) {
         expect(response.status, `${request.method} ${request.target.slice(0, 200)} with Host ${JSON.stringify(host?.slice(0, 80))}`).toBe(421);
       }
     }),
