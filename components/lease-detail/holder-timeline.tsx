@@ -135,30 +135,32 @@ export function HolderTimelineView({
       {ready && timeline.segments.length > 0 ? (
         <details className={styles.segmentList}>
           <summary>List the {timeline.segments.length === 1 ? 'grant' : `${timeline.segments.length} grants`} and failovers</summary>
-          <table className="data" aria-label="Grants in the chosen range">
-            <thead>
-              <tr>
-                <th scope="col">Holder</th>
-                <th scope="col">Token</th>
-                <th scope="col">From (UTC)</th>
-                <th scope="col">To (UTC)</th>
-                <th scope="col">Held for</th>
-                <th scope="col">Ended</th>
-              </tr>
-            </thead>
-            <tbody>
-              {timeline.segments.map((segment, index) => (
-                <tr key={`${segment.from}-${index}`}>
-                  <td className="mono">{segment.holder}</td>
-                  <td className="mono">{segment.token ?? 'unfenced'}</td>
-                  <td className="mono">{segment.startsBeforeRange ? 'before the range' : formatInstant(segment.from)}</td>
-                  <td className="mono">{segment.endedBy === null ? '—' : formatInstant(segment.to)}</td>
-                  <td className="tabular">{formatDuration(segment.to - segment.from)}</td>
-                  <td>{segment.endedBy === null ? 'still held' : END_TEXT[segment.endedBy]}</td>
+          <div className="table-scroll">
+            <table className="data" aria-label="Grants in the chosen range">
+              <thead>
+                <tr>
+                  <th scope="col">Holder</th>
+                  <th scope="col">Token</th>
+                  <th scope="col">From (UTC)</th>
+                  <th scope="col">To (UTC)</th>
+                  <th scope="col">Held for</th>
+                  <th scope="col">Ended</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {timeline.segments.map((segment, index) => (
+                  <tr key={`${segment.from}-${index}`}>
+                    <td className="mono">{segment.holder}</td>
+                    <td className="mono">{segment.token ?? 'unfenced'}</td>
+                    <td className="mono">{segment.startsBeforeRange ? 'before the range' : formatInstant(segment.from)}</td>
+                    <td className="mono">{segment.endedBy === null ? '—' : formatInstant(segment.to)}</td>
+                    <td className="tabular">{formatDuration(segment.to - segment.from)}</td>
+                    <td>{segment.endedBy === null ? 'still held' : END_TEXT[segment.endedBy]}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
           {timeline.failovers.length > 0 ? (
             <ul style={{ margin: '8px 0 0', paddingLeft: 18 }}>
               {timeline.failovers.map((failover, index) => (

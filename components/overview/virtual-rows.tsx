@@ -1,8 +1,10 @@
 'use client';
 // A list of fixed-height rows that renders only what is in view (plus a margin), so 10,000
 // leases scroll as smoothly as 10. The rows scroll inside their own box, under a header that
-// stays put; the box's height is fixed, so live updates never move the page.
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+// stays put; the box's height is fixed, so live updates never move the page. Rows may differ
+// in height by kind (a phone's lease cards are taller than their source headings), but each
+// row's height is known before it is drawn.
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 
 export function VirtualRows<T>({
   rows,
@@ -15,11 +17,11 @@ export function VirtualRows<T>({
   rowCount,
 }: {
   rows: readonly T[];
-  rowHeight: number;
+  rowHeight: number | ((row: T) => number);
   /** CSS height of the scrolling box. */
   height: string;
   overscan?: number;
-  render: (row: T, index: number) => ReactNode;
+  render: (row: T, index: number, top: number) => ReactNode;
   label: string;
   header: ReactNode;
   /** For assistive technology: how many rows there are in all. */
@@ -49,17 +51,34 @@ export function VirtualRows<T>({
     };
   }, [measure]);
 
-  const first = Math.max(0, Math.floor(view.top / rowHeight) - overscan);
-  const last = Math.min(rows.length, Math.ceil((view.top + view.height) / rowHeight) + overscan);
+  // Where each row starts: offsets[i] is the top of row i, offsets[rows.length] the total.
+  const offsets = useMemo(() => {
+    const tops = new Float64Array(rows.length + 1);
+    for (let index = 0; index < rows.length; index++) tops[index + 1] = tops[index]! + (typeof rowHeight === 'number' ? rowHeight : rowHeight(rows[index]!));
+    return tops;
+  }, [rows, rowHeight]);
+  const rowAt = (y: number) => {
+    // The last row whose top is at or above y.
+    let lo = 0;
+    let hi = rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (offsets[mid]! <= y) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const first = Math.max(0, rowAt(view.top) - overscan);
+  const last = Math.min(rows.length, rowAt(view.top + view.height) + 1 + overscan);
   const visible: ReactNode[] = [];
-  for (let index = first; index < last; index++) visible.push(render(rows[index]!, index));
+  for (let index = first; index < last; index++) visible.push(render(rows[index]!, index, offsets[index]!));
 
   return (
     <div role="table" aria-label={label} aria-rowcount={rowCount + 1} className="vtable">
       {header}
       <div ref={box} className="vtable-body" style={{ height }} onScroll={onScroll} tabIndex={0} aria-label={`${label}: scroll for more`} role="rowgroup">
-        <div style={{ height: rows.length * rowHeight, position: 'relative' }}>
-          <div style={{ position: 'absolute', top: first * rowHeight, left: 0, right: 0 }}>{visible}</div>
+        <div style={{ height: offsets[rows.length], position: 'relative' }}>
+          <div style={{ position: 'absolute', top: offsets[first], left: 0, right: 0 }}>{visible}</div>
         </div>
       </div>
     </div>

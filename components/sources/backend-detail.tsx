@@ -90,26 +90,28 @@ function EtcdCluster({ name, etcd, asOf }: { name: string; etcd: EtcdDetail; asO
       {etcd.members.length === 0 ? (
         <p className="muted">The cluster reported no members.</p>
       ) : (
-        <table className={`data ${styles.innerTable}`} aria-label={`Members of ${name}`}>
-          <thead>
-            <tr>
-              <th scope="col">Member</th>
-              <th scope="col">ID</th>
-              <th scope="col">Client URLs</th>
-              <th scope="col">Role</th>
-            </tr>
-          </thead>
-          <tbody>
-            {etcd.members.map((member) => (
-              <tr key={member.id || member.name} className={member.isLeader ? styles.leaderRow : undefined} data-testid="etcd-member" data-leader={member.isLeader}>
-                <td className="mono">{member.name || <span className="muted">(not started)</span>}</td>
-                <td className="mono">{member.id}</td>
-                <td className={`mono ${styles.urls}`}>{member.clientURLs.length ? member.clientURLs.join(', ') : '—'}</td>
-                <td>{member.isLeader ? <Badge tone="ok">leader</Badge> : <span className="muted">follower</span>}</td>
+        <div className="table-scroll">
+          <table className={`data ${styles.innerTable}`} aria-label={`Members of ${name}`}>
+            <thead>
+              <tr>
+                <th scope="col">Member</th>
+                <th scope="col">ID</th>
+                <th scope="col">Client URLs</th>
+                <th scope="col">Role</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {etcd.members.map((member) => (
+                <tr key={member.id || member.name} className={member.isLeader ? styles.leaderRow : undefined} data-testid="etcd-member" data-leader={member.isLeader}>
+                  <td className="mono">{member.name || <span className="muted">(not started)</span>}</td>
+                  <td className="mono">{member.id}</td>
+                  <td className={`mono ${styles.urls}`}>{member.clientURLs.length ? member.clientURLs.join(', ') : '—'}</td>
+                  <td>{member.isLeader ? <Badge tone="ok">leader</Badge> : <span className="muted">follower</span>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );
@@ -129,28 +131,30 @@ function RedisInstances({ name, redis, asOf }: { name: string; redis: RedisDetai
         </span>
       </h3>
       {asOf}
-      <table className={`data ${styles.innerTable}`} aria-label={`Instances of ${name}`}>
-        <thead>
-          <tr>
-            <th scope="col">Instance</th>
-            <th scope="col">Status</th>
-            <th scope="col">Changes seen by</th>
-            <th scope="col">Last error</th>
-          </tr>
-        </thead>
-        <tbody>
-          {redis.instances.map((instance, index) => (
-            <tr key={`${index}:${instance.instance}`} data-testid="redis-instance" data-status={instance.up === null ? 'unknown' : instance.up ? 'up' : 'down'}>
-              <td className="mono">{instance.instance}</td>
-              <td>{instance.up === null ? <Badge tone="muted">unknown</Badge> : instance.up ? <Badge tone="ok">up</Badge> : <Badge tone="bad">down</Badge>}</td>
-              <td>
-                {instance.keyspaceNotifications === null ? '—' : instance.keyspaceNotifications ? 'keyspace notifications (pushed)' : 'polling'}
-              </td>
-              <td className={instance.error ? 'bad-text' : 'muted'}>{instance.error ?? '—'}</td>
+      <div className="table-scroll">
+        <table className={`data ${styles.innerTable}`} aria-label={`Instances of ${name}`}>
+          <thead>
+            <tr>
+              <th scope="col">Instance</th>
+              <th scope="col">Status</th>
+              <th scope="col">Changes seen by</th>
+              <th scope="col">Last error</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {redis.instances.map((instance, index) => (
+              <tr key={`${index}:${instance.instance}`} data-testid="redis-instance" data-status={instance.up === null ? 'unknown' : instance.up ? 'up' : 'down'}>
+                <td className="mono">{instance.instance}</td>
+                <td>{instance.up === null ? <Badge tone="muted">unknown</Badge> : instance.up ? <Badge tone="ok">up</Badge> : <Badge tone="bad">down</Badge>}</td>
+                <td>
+                  {instance.keyspaceNotifications === null ? '—' : instance.keyspaceNotifications ? 'keyspace notifications (pushed)' : 'polling'}
+                </td>
+                <td className={instance.error ? 'bad-text' : 'muted'}>{instance.error ?? '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }

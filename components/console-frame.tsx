@@ -1,0 +1,41 @@
+// The console around every page: the sidebar (a top bar with a menu on a phone) and the main area.
+// Used by the console's layout and by the not-found page, so an unknown address keeps the frame.
+import { Suspense, type ReactNode } from 'react';
+import { ConsoleNav } from '@/components/console-nav';
+import { DemoCard } from '@/components/demo/demo-card';
+import { LiveStatus } from '@/components/live-status';
+import { MenuButton } from '@/components/menu-button';
+import { Providers } from '@/components/live/live-stream';
+import { ThemeToggle } from '@/components/theme-toggle';
+
+export function ConsoleFrame({ children }: { children: ReactNode }) {
+  return (
+    <Providers>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <div className="shell">
+        <aside className="sidebar">
+          <div className="brand">
+            Leasehold<span>leases · locks · leaders</span>
+          </div>
+          <LiveStatus />
+          <MenuButton />
+          {/* On a phone this folds behind the menu button; the live status stays in the bar. */}
+          <div className="sidebar-menu" id="sidebar-menu">
+            <Suspense>
+              <ConsoleNav />
+            </Suspense>
+            <div className="sidebar-foot">
+              <DemoCard />
+              <ThemeToggle />
+            </div>
+          </div>
+        </aside>
+        <main className="main" id="main">
+          {children}
+        </main>
+      </div>
+    </Providers>
+  );
+}
