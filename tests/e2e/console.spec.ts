@@ -36,9 +36,20 @@ test('every console page is reachable from the navigation and explains its empty
   expect(errors).toEqual([]);
 });
 
-test('an unknown page gets a not-found answer, not an error', async ({ page }) => {
-  const response = await page.goto('/no-such-page');
+test('an unknown page gets a not-found answer inside the console, and an unknown API path a JSON one', async ({ page, request }) => {
+  const errors = watchConsole(page);
+  const response = await page.goto('/no-such-page/deeper');
   expect(response?.status()).toBe(404);
+  await expect(page.getByRole('heading', { level: 1, name: 'Not found' })).toBeVisible();
+  await expect(page.getByRole('main')).toContainText('There is no page at this address');
+  await expect(page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Overview' })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: 'Live' })).toBeVisible({ timeout: 10_000 });
+  expect(errors.filter((e) => !/404/.test(e))).toEqual([]);
+
+  const api = await request.get('/api/v1/no-such-route');
+  expect(api.status()).toBe(404);
+  expect(api.headers()['content-type']).toContain('application/json');
+  expect(await api.json()).toMatchObject({ error: 'not_found', message: expect.stringContaining('"/api/v1/no-such-route"') });
 });
 
 // The page's React payload as the browser receives it (the inline self.__next_f.push chunks).
