@@ -19,6 +19,7 @@ export const EMBEDDED_URL = 'http://127.0.0.1:3101';
 export const POSTGRES_URL = 'http://127.0.0.1:3102';
 export const OBSERVING_URL = 'http://127.0.0.1:3104';
 export const DEMO_URL = 'http://127.0.0.1:3105';
+export const OUTAGE_URL = 'http://127.0.0.1:3106';
 
 export default defineConfig({
   testDir: 'tests/e2e',
@@ -40,9 +41,11 @@ export default defineConfig({
     },
   },
   projects: [
-    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live|demo)\.spec\.ts/ },
+    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live|demo|outage|phone)\.spec\.ts/ },
     { name: 'postgres', use: { baseURL: POSTGRES_URL }, testMatch: /health\.spec\.ts/ },
-    { name: 'observing', use: { baseURL: OBSERVING_URL }, testMatch: /(observe|console-live)\.spec\.ts/ },
+    { name: 'observing', use: { baseURL: OBSERVING_URL }, testMatch: /(observe|console-live|phone)\.spec\.ts/ },
+    // Every source unreachable: a server of its own, started by its spec (tests/e2e/outage.spec.ts).
+    { name: 'outage', use: { baseURL: OUTAGE_URL }, testMatch: /outage\.spec\.ts/ },
     // The demo's server is started by its spec (tests/e2e/demo.spec.ts), from an empty data
     // directory, so that its clock starts at the test's and its fleet loads nothing else.
     { name: 'demo', use: { baseURL: DEMO_URL }, testMatch: /demo\.spec\.ts/ },

@@ -1,15 +1,58 @@
 'use client';
+// Whether the page is receiving live updates, and if not, what it is waiting for: the server
+// (connecting, reconnecting, for how long), or a source that cannot be read or has not been
+// read yet. An engineer must know when what they see is old, and why.
+import { useQuery } from '@tanstack/react-query';
+import { fetchJson } from './live/api';
 import { useLiveStatus } from './live/live-stream';
+import { useNow } from './live/now';
+import { useSourceStatuses } from './live/source-status';
+import type { SourceStatusView } from './live/types';
+import { sourceWords } from './sources/source-words';
 
-const TEXT = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting… (data may be behind)' } as const;
+/** Past this, "connecting" says how long the server has not answered. */
+const SLOW_MS = 3_000;
 
-/** Whether the page is receiving live updates: an engineer must know when what they see is old. */
 export function LiveStatus() {
-  const status = useLiveStatus();
+  const { status, since } = useLiveStatus();
+  const now = useNow(1_000);
+  // The sources' status, for every page (the overview and the sources page read it anyway).
+  useQuery({ queryKey: ['sources'], queryFn: ({ signal }) => fetchJson<{ sources: SourceStatusView[] }>('/api/v1/sources', signal) });
+  const sources = useSourceStatuses();
+  const started = since || (typeof performance === 'undefined' ? 0 : performance.timeOrigin);
+  const waited = now && started ? Math.max(0, now - started) : 0;
+
+  let text: string;
+  let why: string | null = null;
+  let waiting = false;
+  if (status === 'connecting') {
+    text = 'Connecting…';
+    if (waited >= SLOW_MS) why = `waiting for the Leasehold server to answer, since ${new Date(started).toISOString().slice(11, 19)} UTC`;
+  } else if (status === 'reconnecting') {
+    text = 'Reconnecting…';
+    why = `no answer from the Leasehold server since ${new Date(started).toISOString().slice(11, 19)} UTC; what you see may be behind`;
+  } else {
+    text = 'Live';
+    const words = [...sources.values()].map((source) => sourceWords(source, now));
+    const down = words.filter((w) => w.state === 'down');
+    const unread = words.filter((w) => w.state === 'unread');
+    if (down.length) {
+      waiting = true;
+      why = down.length === 1 ? `waiting for ${down[0]!.name}: ${down[0]!.steady}` : `waiting for ${down.length} sources that cannot be read: ${down.map((w) => w.name).join(', ')}`;
+    } else if (unread.length) {
+      waiting = true;
+      why = unread.length === 1 ? `waiting for the first read of ${unread[0]!.name}` : `waiting for the first read of ${unread.length} sources`;
+    } else if (words.length) {
+      why = words.length === 1 ? `${words[0]!.name} ${words[0]!.steady}` : `all ${words.length} sources up`;
+    }
+  }
   return (
-    <span className={`live-status ${status}`} role="status" aria-live="polite">
+    <span className={`live-status ${status}${waiting ? ' waiting' : ''}`} role="status" aria-live="polite" data-testid="live-status" title={why ?? undefined}>
       <span className="dot" aria-hidden="true" />
-      {TEXT[status]}
+      <span className="text">
+        {text}
+        {why ? <span className="why">{why}</span> : null}
+      </span>
     </span>
   );
 }

@@ -5,13 +5,16 @@
 // they touch as stale, at most once a second. No polling, no refetch per message.
 import { QueryClient, QueryClientProvider, useQueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
+import { isChangeOfHands, TRANSITION_TYPES } from '@/lib/domain/health';
 import type { LeaseEventView, LeaseView } from '@/lib/domain/types';
+import { noteListedSources, noteStreamedSource } from './source-status';
 import type { LeaseDetail, LeaseListResponse, LiveLease, SourceStatusView } from './types';
 import { withLocalDeadline } from './types';
 
 export type LiveStatus = 'connecting' | 'live' | 'reconnecting';
 
-const LiveContext = createContext<LiveStatus>('connecting');
+/** The stream's status, and since when (Date.now()) it has been that. */
+const LiveContext = createContext<{ status: LiveStatus; since: number }>({ status: 'connecting', since: 0 });
 export const useLiveStatus = () => useContext(LiveContext);
 
 const APPLY_EVERY_MS = 500;
@@ -21,7 +24,7 @@ const REOPEN_AFTER_MS = 5_000;
 /** The log keeps the stream's messages of the last LOG_MS, at most LOG_MAX of them. */
 const LOG_MS = 15_000;
 const LOG_MAX = 20_000;
-const TRANSITIONS = new Set(['acquired', 'released', 'expired', 'taken_over', 'force_expired', 'force_released']);
+const TRANSITIONS = new Set<string>(TRANSITION_TYPES);
 const LISTS = { queryKey: ['leases'] };
 
 type StreamMessage = { type: 'lease'; lease: LiveLease } | { type: 'event'; event: LeaseEventView } | { type: 'source'; source: SourceStatusView };
@@ -53,9 +56,10 @@ export function Providers({ children }: { children: ReactNode }) {
  */
 function LiveStream({ children }: { children: ReactNode }) {
   const client = useQueryClient();
-  const [status, setStatus] = useState<LiveStatus>('connecting');
+  const [live, setLive] = useState<{ status: LiveStatus; since: number }>(() => ({ status: 'connecting', since: 0 }));
 
   useEffect(() => {
+    const setStatus = (status: LiveStatus) => setLive((old) => (old.status === status && old.since ? old : { status, since: Date.now() }));
     let epoch: string | null = null; // the connected stream's; null while (re)connecting
     let from = 0; // the stream has delivered every message after this one...
     let log: Logged[] = []; // ...and these are they, in order
@@ -67,6 +71,7 @@ function LiveStream({ children }: { children: ReactNode }) {
     let source: EventSource | null = null;
     let reopenTimer: ReturnType<typeof setTimeout> | undefined;
     const details = new Map<string, LiveLease>(); // the newest of each lease since the last tick
+    const told = new Map<string, string>(); // each source's status and error, as the stream last told them
     const stale = new Set<string>(); // JSON of query keys to invalidate
 
     const refetchLists = () => {
@@ -110,9 +115,17 @@ function LiveStream({ children }: { children: ReactNode }) {
     };
 
     const unsubscribeCache = client.getQueryCache().subscribe((event) => {
-      if (event.type !== 'updated' || event.action.type !== 'success' || event.action.manual || event.query.queryKey[0] !== 'leases') return;
+      if (event.type !== 'updated' || event.action.type !== 'success' || event.action.manual) return;
+      const kind = event.query.queryKey[0];
+      if (kind === 'sources') {
+        const sources = (event.query.state.data as { sources?: SourceStatusView[] } | undefined)?.sources;
+        if (sources) noteListedSources(sources);
+        return;
+      }
+      if (kind !== 'leases') return;
       const list = event.query.state.data as LeaseListResponse | undefined;
       if (!list) return;
+      noteListedSources(list.sources);
       const next = bringUp(list);
       if (next !== list) client.setQueryData(event.query.queryKey, next);
     });
@@ -202,9 +215,15 @@ function LiveStream({ children }: { children: ReactNode }) {
       });
       stream.addEventListener('source', (message) => {
         const status = parse<SourceStatusView>(message);
-        if (!status) return;
-        stale.add(JSON.stringify(['sources']));
-        stale.add(JSON.stringify(['lease'])); // an open lease page: its stale mark may have changed
+        if (!status || typeof status.name !== 'string') return;
+        noteStreamedSource(status);
+        // Most of these only move the source's last read: pages read again only on a change.
+        const before = told.get(status.name);
+        told.set(status.name, `${status.status}\u0000${status.lastError ?? ''}`);
+        if (before !== told.get(status.name)) {
+          stale.add(JSON.stringify(['sources']));
+          stale.add(JSON.stringify(['lease'])); // an open lease page: its stale mark may have changed
+        }
         received(message, { type: 'source', source: status });
       });
     }
@@ -219,7 +238,7 @@ function LiveStream({ children }: { children: ReactNode }) {
     };
   }, [client]);
 
-  return <LiveContext.Provider value={status}>{children}</LiveContext.Provider>;
+  return <LiveContext.Provider value={live}>{children}</LiveContext.Provider>;
 }
 
 function parsePosition(position: string | null | undefined): { epoch: string; seq: number } | null {
@@ -247,7 +266,8 @@ function merge(list: LeaseListResponse, messages: Logged[], onlyNewer: boolean):
   for (const { message } of messages) {
     if (message.type === 'lease') updates.set(message.lease.id, message.lease);
     else if (message.type === 'source') sources.set(message.source.name, message.source);
-    else if (TRANSITIONS.has(message.event.type)) added.set(message.event.leaseId, (added.get(message.event.leaseId) ?? 0) + 1);
+    // Counted as the server counts them (lib/domain/health.ts): a first sighting is not a change of hands.
+    else if (isChangeOfHands(message.event)) added.set(message.event.leaseId, (added.get(message.event.leaseId) ?? 0) + 1);
   }
   return mergeIntoList(list, updates, added, sources, onlyNewer);
 }

@@ -18,6 +18,8 @@ export type SourceView = {
   lastGoodReadAt: string | null;
   lastError: string | null;
   lastPollMs: number | null;
+  /** While down: when the read that found it down began (absent when this process does not know). */
+  downSince?: string | null;
 };
 
 export type BusMessage =

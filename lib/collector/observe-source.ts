@@ -131,6 +131,8 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
   let afterGap = known.size > 0;
   let lastGoodReadAt: number | null = null;
   let writtenGoodReadAt = -Infinity;
+  // When the read that found the source down began (null while up, or down since before this process).
+  let downSince: number | null = null;
   // What the last full read could not read of the source (a table), for its row's lastError.
   let lastPartly: string | null = null;
   // The reason written for the source being down, and when: it is written again only when it
@@ -300,6 +302,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
       batch.setStale = false;
       downReason = null;
     }
+    downSince = null;
     up = true;
     // State changes go now; renewals join the next one-second batch.
     batch.dirty = [...hidden, ...applied.dirty.filter((lease) => !applied.renewedOnly.has(lease))];
@@ -429,6 +432,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
       batch.sourceEvents.push({ seq: ++sourceSeq, type: 'source_down', atWall: startedWall, detail: { error: reason } });
       batch.setStale = true;
       for (const lease of known.values()) lease.stale = true;
+      downSince = startedWall;
     }
     up = false;
     afterGap = true;
@@ -466,8 +470,10 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     const written = outcome?.written;
     if (outcome) noteRefusals(batch, outcome.refused);
     // Told after the store has it (as leases and events are): a reader that hears it and reads
-    // the store sees the source's leases marked.
-    if (written !== undefined && batch.sourceEvents.length && batch.source) {
+    // the store sees the source's leases marked. Every write of the source's row is told (a
+    // change of status, and its "last good read" about once a second), so that pages show how
+    // long ago the source was read, live, without asking.
+    if (written !== undefined && batch.source) {
       publish({
         type: 'source',
         source: {
@@ -477,6 +483,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
           lastGoodReadAt: lastGoodReadAt === null ? null : new Date(lastGoodReadAt).toISOString(),
           lastError: batch.source.lastError,
           lastPollMs: batch.source.lastPollMs,
+          ...(batch.source.status === 'up' ? { downSince: null } : downSince !== null ? { downSince: new Date(downSince).toISOString() } : {}),
         },
       });
     }

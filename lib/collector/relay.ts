@@ -10,7 +10,7 @@ import { processCollector } from './process';
 
 const state = globalThis as typeof globalThis & { __leaseholdRelay?: { stop(): void } };
 
-type Payload = { collector: string; source: string; leases: string[] | null; events: string[] | null };
+type Payload = { collector: string; source: string; sourceRow?: boolean; leases: string[] | null; events: string[] | null };
 
 export function ensureRelay(store: Store) {
   if (state.__leaseholdRelay || store.url === null) return;
@@ -20,11 +20,22 @@ export function ensureRelay(store: Store) {
 
   const relay = async (payload: Payload) => {
     if (payload.collector === processCollector()?.id) return;
-    const leases = await store.prisma.lease.findMany({
-      where: payload.leases ? { id: { in: payload.leases } } : { sourceName: payload.source },
-    });
-    const source = await store.prisma.source.findUnique({ where: { name: payload.source }, select: { lastGoodReadAt: true } });
+    const source = await store.prisma.source.findUnique({ where: { name: payload.source } });
+    const leases = payload.leases?.length === 0 ? [] : await store.prisma.lease.findMany({ where: payload.leases ? { id: { in: payload.leases } } : { sourceName: payload.source } });
     const now = Date.now();
+    if (payload.sourceRow && source) {
+      publish({
+        type: 'source',
+        source: {
+          name: source.name,
+          backend: source.backend,
+          status: source.status,
+          lastGoodReadAt: source.lastGoodReadAt?.toISOString() ?? null,
+          lastError: source.lastError,
+          lastPollMs: source.lastPollMs,
+        },
+      });
+    }
     for (const row of leases) publish({ type: 'lease', lease: toLeaseView(row, now, source?.lastGoodReadAt ?? null) });
     if (payload.events?.length) {
       const events = await store.prisma.leaseEvent.findMany({ where: { id: { in: payload.events.map((id) => BigInt(id)) } }, orderBy: { id: 'asc' } });

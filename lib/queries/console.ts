@@ -12,6 +12,8 @@ export type SourceRow = {
   target: string;
   status: 'up' | 'down' | 'unknown';
   lastGoodReadAt: string | null;
+  /** While down: when it was found down (its last source_down event), else null. */
+  downSince: string | null;
   lastError: string | null;
   lastPollMs: number | null;
   pollMs: number | null;
@@ -94,6 +96,16 @@ export async function listSources(store: Store, config: Config, leaseCounts?: Re
         .then((counts) => new Map(counts.map((c) => [c.sourceName, c._count._all]))),
   ]);
   const stored = new Map(rows.map((row) => [row.name, row]));
+  const downSince = new Map(
+    await Promise.all(
+      rows
+        .filter((row) => row.status === 'down')
+        .map(async (row) => {
+          const event = await store.prisma.sourceEvent.findFirst({ where: { sourceName: row.name, type: 'source_down' }, orderBy: { seq: 'desc' }, select: { at: true } });
+          return [row.name, event?.at.toISOString() ?? null] as const;
+        }),
+    ),
+  );
   const configured = config.sources.map((source): SourceRow => {
     const row = stored.get(source.name);
     return {
@@ -102,6 +114,7 @@ export async function listSources(store: Store, config: Config, leaseCounts?: Re
       target: sourceTarget(source),
       status: row?.status ?? 'unknown',
       lastGoodReadAt: row?.lastGoodReadAt?.toISOString() ?? null,
+      downSince: downSince.get(source.name) ?? null,
       lastError: row?.lastError ?? null,
       lastPollMs: row?.lastPollMs ?? null,
       pollMs: row?.pollMs ?? source.pollMs ?? config.pollMs,
@@ -120,6 +133,7 @@ export async function listSources(store: Store, config: Config, leaseCounts?: Re
       target: '',
       status: row.status,
       lastGoodReadAt: row.lastGoodReadAt?.toISOString() ?? null,
+      downSince: downSince.get(row.name) ?? null,
       lastError: row.lastError,
       lastPollMs: row.lastPollMs,
       pollMs: row.pollMs,

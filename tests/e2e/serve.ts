@@ -4,6 +4,8 @@
 //   serve.ts postgres <port>    a fresh PostgreSQL database on the test server, no sources
 //   serve.ts observing <port>   a fresh PGlite directory, observing the test Redis, etcd and
 //                               PostgreSQL under the e2e prefixes (see OBSERVED below)
+//   serve.ts config <port> <file>  a fresh PGlite directory, observing the sources of that
+//                               config file (a spec that starts its own backends)
 // and removes that store again when it is stopped.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,9 +15,9 @@ import { createPostgresDatabase, freshPgliteDirectory } from '../support/databas
 import { ROOT, testServices } from '../support/services';
 import { OBSERVED } from './observed';
 
-const [kind, port] = process.argv.slice(2);
-if ((kind !== 'embedded' && kind !== 'demo' && kind !== 'postgres' && kind !== 'observing') || !port) {
-  console.error('usage: serve.ts embedded|demo|postgres|observing <port>');
+const [kind, port, configFile] = process.argv.slice(2);
+if ((kind !== 'embedded' && kind !== 'demo' && kind !== 'postgres' && kind !== 'observing' && kind !== 'config') || !port || (kind === 'config') !== Boolean(configFile)) {
+  console.error('usage: serve.ts embedded|demo|postgres|observing <port>, or serve.ts config <port> <config file>');
   process.exit(2);
 }
 
@@ -29,11 +31,12 @@ const env: Record<string, string | undefined> = {
   LEASEHOLD_DEMO_USERS: undefined,
 };
 let cleanup: () => Promise<void> | void;
-if (kind === 'embedded' || kind === 'demo' || kind === 'observing') {
+if (kind === 'embedded' || kind === 'demo' || kind === 'observing' || kind === 'config') {
   const dir = await freshPgliteDirectory();
   env.LEASEHOLD_DATA_DIR = dir.dataDir;
   env.DATABASE_URL = undefined;
   cleanup = () => dir.remove();
+  if (kind === 'config') env.LEASEHOLD_CONFIG = path.resolve(configFile!);
   if (kind === 'observing') {
     const services = testServices();
     const configDir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-config-'));

@@ -1,0 +1,134 @@
+// The console during an outage, as an on-call engineer opens it: every source unreachable.
+// A server of its own (tests/e2e/serve.ts config) observes two Redis servers this spec starts
+// and an etcd endpoint where nothing listens; the spec takes leases on both Redis servers,
+// lets the server see them, then kills both. Opening the overview must then show, within 2 s,
+// what is known: the down banner naming each source and why, the leases last seen, marked
+// stale, counters that do not read as healthy, and a live indicator that says what it waits for.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { expect, test } from '@playwright/test';
+import { OUTAGE_URL } from '../../playwright.config';
+import { createLeaseClient } from '../../lib/lease';
+import { startRedisServer, type RedisServer } from '../support/redis-servers';
+import { ROOT } from '../support/services';
+import { screenshot, watchConsole } from './support';
+
+const REDIS_PORTS = [16395, 16396];
+/** Nothing listens here: a source that was never readable (loopback, refused at once). */
+const DEAD_ETCD = 'http://127.0.0.1:16397';
+
+let server: ChildProcess;
+let configDir: string;
+const redis: RedisServer[] = [];
+const leaseIds: string[] = [];
+
+test.beforeAll(async () => {
+  test.setTimeout(180_000);
+  for (const port of REDIS_PORTS) redis.push(await startRedisServer(port));
+  configDir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-outage-'));
+  const config = path.join(configDir, 'leasehold.config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      pollMs: 500,
+      sources: [
+        { name: 'redis-a', backend: 'redis', urls: [redis[0]!.url], match: ['jobs:*'] },
+        { name: 'redis-b', backend: 'redis', urls: [redis[1]!.url], match: ['jobs:*'] },
+        { name: 'etcd-never', backend: 'etcd', endpoints: [DEAD_ETCD], prefixes: ['/leases/'] },
+      ],
+    }),
+  );
+  server = spawn(process.execPath, ['--import', 'tsx', 'tests/e2e/serve.ts', 'config', new URL(OUTAGE_URL).port, config], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  for (let waited = 0; ; waited += 250) {
+    if (waited > 170_000) throw new Error('the outage server did not become healthy');
+    if (await fetch(`${OUTAGE_URL}/api/health`).then((r) => r.ok, () => false)) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  // A lease on each Redis, seen held by the server.
+  for (const [index, instance] of redis.entries()) {
+    const client = createLeaseClient({ backend: 'redis', urls: [instance.url] });
+    const lease = await client.acquire('jobs:nightly-report', { holder: `worker-${index + 1}`, ttlMs: 600_000 });
+    expect(lease).not.toBeNull();
+    await client.close();
+    leaseIds.push(`redis-${index === 0 ? 'a' : 'b'}/jobs:nightly-report`);
+  }
+  await expect
+    .poll(async () => {
+      const body = (await (await fetch(`${OUTAGE_URL}/api/v1/leases`)).json()) as { leases: { id: string; state: string }[] };
+      return leaseIds.every((id) => body.leases.some((lease) => lease.id === id && lease.state === 'held'));
+    }, { timeout: 30_000 })
+    .toBe(true);
+  // The outage: both Redis servers gone; etcd never answered.
+  for (const instance of redis) await instance.stop();
+  await expect
+    .poll(async () => {
+      const body = (await (await fetch(`${OUTAGE_URL}/api/v1/sources`)).json()) as { sources: { status: string }[] };
+      return body.sources.map((s) => s.status).join(',');
+    }, { timeout: 30_000 })
+    .toBe('down,down,down');
+});
+
+test.afterAll(async () => {
+  for (const instance of redis) await instance.stop();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  if (configDir) rmSync(configDir, { recursive: true, force: true });
+});
+
+for (const size of [
+  { name: 'desktop', width: 1280, height: 800 },
+  { name: 'phone', width: 390, height: 844 },
+]) {
+  test(`every source down (${size.name}): the banner, the last known leases marked stale and what the page waits for, within 2 s of opening`, async ({ page }) => {
+    const errors = watchConsole(page);
+    await page.setViewportSize({ width: size.width, height: size.height });
+    const opened = Date.now();
+    const left = () => Math.max(1, 2_000 - (Date.now() - opened));
+    await page.goto(OUTAGE_URL + '/', { waitUntil: 'commit' });
+
+    const banner = page.getByTestId('source-down-banner');
+    await expect(banner).toBeVisible({ timeout: left() });
+    await expect(banner).toContainText('None of the 3 sources can be read', { timeout: left() });
+    for (const id of leaseIds) {
+      const row = page.locator(`[data-testid="lease-row"][data-lease-id="${id}"]`);
+      await expect(row).toHaveAttribute('data-stale', 'true', { timeout: left() });
+      await expect(row.getByTestId('lease-holder')).toContainText(id.startsWith('redis-a') ? 'worker-1:' : 'worker-2:', { timeout: left() });
+    }
+    const shownAfter = Date.now() - opened;
+    test.info().annotations.push({ type: 'outage view shown after', description: `${shownAfter} ms` });
+    expect(shownAfter).toBeLessThanOrEqual(2_000);
+
+    // Each source in words: down since when, and why; the one never read says so.
+    await expect(banner).toContainText(/redis-a down since \d\d:\d\d:\d\d UTC, .* ago: Redis at 127.0.0.1:16395 refused the connection/);
+    await expect(banner).toContainText(/redis-b down since \d\d:\d\d:\d\d UTC/);
+    await expect(banner).toContainText('etcd-never down');
+    await expect(banner).toContainText('marked stale');
+    // Stale leases are counted as stale, and "held 0" is not shown as good news.
+    await expect(page.getByTestId('counter-stale')).toContainText('2');
+    await expect(page.getByTestId('counter-held')).toContainText('0');
+    await expect(page.getByTestId('counter-held')).not.toHaveClass(/\bok\b/);
+    await expect(page.getByTestId('counter-sources-down')).toContainText('3');
+    // The live indicator: connected, and waiting for the sources (named).
+    await expect(page.getByTestId('live-status')).toContainText('waiting for 3 sources that cannot be read: redis-a, redis-b, etcd-never');
+    await expect(page.getByTestId('live-status')).toHaveClass(/waiting/);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(size.width);
+    await screenshot(page, `outage-overview-${size.name}`);
+    expect(errors).toEqual([]);
+  });
+}
+
+test('a source down says since when and why on the sources page, and the lease page shows the last read, stale', async ({ page }) => {
+  const errors = watchConsole(page);
+  await page.goto(OUTAGE_URL + `/leases/${encodeURIComponent(leaseIds[0]!)}`);
+  await expect(page.getByTestId('lease-holder')).toContainText('worker-1:');
+  await expect(page.getByTestId('lease-last-read').locator('time')).toHaveClass(/warn-text/);
+  await page.goto(OUTAGE_URL + '/sources');
+  await expect(page.getByText('3 down')).toBeVisible();
+  await screenshot(page, 'outage-sources-desktop');
+  expect(errors).toEqual([]);
+});
