@@ -11,7 +11,7 @@ import { RANGES, TimeRangePicker, useTimeRange } from '@/components/time-range';
 import { EmptyState } from '@/components/ui/empty-state';
 import { LoadError } from '@/components/ui/load-error';
 import { formatDuration, When } from '@/components/when';
-import { CAUSE_TEXT, FAILOVER_CAUSES, filterFailovers, isFiltered, parseCause, summarizeGaps, type FailoverRecord } from '@/lib/domain/failover-stats';
+import { CAUSE_TEXT, CHANGE_TEXT, FAILOVER_CAUSES, FAILOVER_CHANGES, filterFailovers, isFiltered, parseCause, parseChange, summarizeGaps, type FailoverRecord } from '@/lib/domain/failover-stats';
 import { FailoverChart } from './failover-chart';
 import { FailoverTable } from './failover-table';
 import styles from './failovers.module.css';
@@ -32,6 +32,7 @@ export function FailoversView() {
   const [params, setParams] = useUrlState();
   const [text, setText] = useState(() => params.get('q') ?? '');
   const cause = parseCause(params.get('cause'));
+  const change = parseChange(params.get('change'));
   const deferredText = useDeferredValue(text);
   const rangeText = range.label.replace(/^Last/, 'the last');
 
@@ -49,7 +50,7 @@ export function FailoversView() {
     for (const page of query.data?.pages ?? []) for (const failover of page.failovers) if (!byId.has(failover.id)) byId.set(failover.id, failover);
     return [...byId.values()];
   }, [query.data]);
-  const filter = useMemo(() => ({ text: deferredText, cause }), [deferredText, cause]);
+  const filter = useMemo(() => ({ text: deferredText, cause, change }), [deferredText, cause, change]);
   const shown = useMemo(() => filterFailovers(all, filter), [all, filter]);
   const summary = useMemo(() => summarizeGaps(shown), [shown]);
   const filtered = isFiltered(filter);
@@ -62,13 +63,14 @@ export function FailoversView() {
   const csvParams = new URLSearchParams({ since: range.value });
   if (text.trim()) csvParams.set('q', text.trim());
   if (cause) csvParams.set('cause', cause);
+  if (change) csvParams.set('change', change);
   const rangeParam = params.get('range');
   const linkSuffix = rangeParam ? `?range=${encodeURIComponent(rangeParam)}` : '';
   const wider = RANGES.filter((option) => option.ms > range.ms).slice(0, 2);
 
   const clearFilters = () => {
     setText('');
-    setParams({ q: null, cause: null });
+    setParams({ q: null, cause: null, change: null });
   };
 
   let body: ReactNode;
@@ -126,7 +128,7 @@ export function FailoversView() {
           <EmptyState title="No failovers match the filters">
             <p>
               {count.format(all.length)} {all.length === 1 ? 'failover' : 'failovers'} in {rangeText}, none with{' '}
-              {[deferredText.trim() ? `“${deferredText.trim()}” in the lease or a holder` : null, cause ? `the cause “${CAUSE_TEXT[cause]}”` : null]
+              {[deferredText.trim() ? `“${deferredText.trim()}” in the lease or a holder` : null, cause ? `the cause “${CAUSE_TEXT[cause]}”` : null, change ? `“${CHANGE_TEXT[change]}”` : null]
                 .filter(Boolean)
                 .join(' and ')}
               .
@@ -176,6 +178,17 @@ export function FailoversView() {
             {FAILOVER_CAUSES.map((option) => (
               <option key={option} value={option}>
                 {CAUSE_TEXT[option]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="control">
+          <span>Taken by</span>
+          <select value={change ?? ''} onChange={(event) => setParams({ change: event.target.value || null })}>
+            <option value="">Any node</option>
+            {FAILOVER_CHANGES.map((option) => (
+              <option key={option} value={option}>
+                {CHANGE_TEXT[option]}
               </option>
             ))}
           </select>

@@ -7,7 +7,8 @@ import { useTimeRange } from '@/components/time-range';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { EmptyState } from '@/components/ui/empty-state';
 import { formatDuration, When } from '@/components/when';
-import { EVENT_TYPES, type EventType, type LeaseEventView } from '@/lib/domain/types';
+import { isRestart } from '@/lib/domain/health';
+import { LEASE_EVENT_TYPES, type EventType, type LeaseEventView } from '@/lib/domain/types';
 import styles from './lease-detail.module.css';
 import { useEventPages } from './queries';
 
@@ -29,14 +30,15 @@ const TONE: Record<EventType, BadgeTone> = {
 export function parseTypesParam(raw: string | null): EventType[] {
   if (!raw) return [];
   const named = new Set(raw.split(',').map((t) => t.trim()));
-  return EVENT_TYPES.filter((type) => named.has(type));
+  return LEASE_EVENT_TYPES.filter((type) => named.has(type));
 }
 
 /** What the collector added about an event, in a few words. */
 function note(event: LeaseEventView): string {
   const detail = (event.detail ?? null) as Record<string, unknown> | null;
-  if (!detail || typeof detail !== 'object') return '';
   const parts: string[] = [];
+  if (isRestart(event)) parts.push('the same node, restarted: no other node took over');
+  if (!detail || typeof detail !== 'object') return parts.join('; ');
   if (detail.firstSeen === true) parts.push('first seen');
   if (detail.afterGap === true) parts.push('after an observation gap');
   if (typeof detail.cause === 'string') parts.push(`after ${detail.cause.replace(/_/g, ' ')}`);
@@ -61,7 +63,7 @@ export function EventTable({ id }: { id: string }) {
 
   const toggle = (type: EventType, on: boolean) => {
     const next = on ? [...types, type] : types.filter((t) => t !== type);
-    setParams({ types: next.length === 0 || next.length === EVENT_TYPES.length ? null : EVENT_TYPES.filter((t) => next.includes(t)).join(',') });
+    setParams({ types: next.length === 0 || next.length === LEASE_EVENT_TYPES.length ? null : LEASE_EVENT_TYPES.filter((t) => next.includes(t)).join(',') });
   };
 
   return (
@@ -69,12 +71,12 @@ export function EventTable({ id }: { id: string }) {
       <div className={styles.timelineHead}>
         <h3 id="event-table-title">Events</h3>
         <span className="muted" style={{ fontSize: 12 }}>
-          {range.label.toLowerCase()}, newest first{filtered ? `; ${types.length} of ${EVENT_TYPES.length} types` : ''}
+          {range.label.toLowerCase()}, newest first{filtered ? `; ${types.length} of ${LEASE_EVENT_TYPES.length} types` : ''}
         </span>
       </div>
       <fieldset className={styles.filters}>
         <legend>Event types shown (none ticked: all)</legend>
-        {EVENT_TYPES.map((type) => (
+        {LEASE_EVENT_TYPES.map((type) => (
           <label key={type} className={styles.chip}>
             <input type="checkbox" checked={types.includes(type)} onChange={(event) => toggle(type, event.target.checked)} />
             <span className="mono">{type}</span>

@@ -4,10 +4,11 @@
 // text (React escapes it); nothing here is ever injected as HTML.
 import type { ReactNode } from 'react';
 import { useNow } from '@/components/live/now';
+import { useSourceStatuses } from '@/components/live/source-status';
 import type { LeaseDetail } from '@/components/live/types';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { formatDuration, When } from '@/components/when';
-import { FLAPPING_TRANSITIONS, LATE_MARGIN_RATIO, leaseHealth, type Problem } from '@/lib/domain/health';
+import { FLAPPING_TRANSITIONS, LATE_MARGIN_RATIO, leaseHealth, marginTone, type Problem } from '@/lib/domain/health';
 import type { LeaseState } from '@/lib/domain/types';
 import styles from './lease-detail.module.css';
 
@@ -95,6 +96,21 @@ function Remaining({ lease }: { lease: LeaseDetail }) {
   );
 }
 
+/**
+ * The last read of the source that saw the lease: what the API said, moved on by the live
+ * stream's word of each read of that source (a lease that does not change is not sent again).
+ * A stale lease keeps the time it was last seen.
+ */
+function LastRead({ lease }: { lease: LeaseDetail }) {
+  const source = useSourceStatuses().get(lease.source);
+  const read = !lease.stale && source?.status === 'up' && source.lastGoodReadAt && source.lastGoodReadAt > lease.observedAt ? source.lastGoodReadAt : lease.observedAt;
+  return (
+    <span data-testid="lease-last-read">
+      <When iso={read} className={lease.stale ? 'warn-text' : undefined} />
+    </span>
+  );
+}
+
 function Fact({ label, children, wide }: { label: string; children: ReactNode; wide?: boolean }) {
   return (
     <div className={`${styles.fact}${wide ? ` ${styles.wide}` : ''}`}>
@@ -107,7 +123,8 @@ function Fact({ label, children, wide }: { label: string; children: ReactNode; w
 export function LeaseFacts({ lease }: { lease: LeaseDetail }) {
   const health = leaseHealth(lease);
   const held = lease.state === 'held';
-  const marginClass = health.renewal === 'late' ? 'bad-text' : health.renewal === 'good' ? 'ok-text' : 'muted';
+  const tone = marginTone(health);
+  const marginClass = tone === 'muted' ? 'muted' : `${tone}-text`;
   const flapping = (lease.recentTransitions ?? 0) >= FLAPPING_TRANSITIONS;
   return (
     <dl className={styles.facts} aria-label="Current state of the lease">
@@ -152,12 +169,14 @@ export function LeaseFacts({ lease }: { lease: LeaseDetail }) {
           </span>
         ) : null}
       </Fact>
-      <Fact label="Transitions, last hour">
-        <span className={`${styles.big}${flapping ? ' warn-text' : ''}`}>{lease.recentTransitions ?? '—'}</span>
-        <span className={styles.sub}>{lease.transitions} since first seen</span>
+      <Fact label="Changes of hands, last hour">
+        <span className={`${styles.big}${flapping ? ' warn-text' : ''}`} data-testid="lease-changes">
+          {lease.recentTransitions ?? '—'}
+        </span>
+        <span className={styles.sub}>{lease.transitions} transitions (grants, ends, takeovers) since first seen</span>
       </Fact>
       <Fact label="Last read">
-        <When iso={lease.observedAt} className={lease.stale ? 'warn-text' : undefined} />
+        <LastRead lease={lease} />
         {lease.expiresAt && held && !lease.stale ? (
           <span className={styles.sub}>
             expiry <When iso={lease.expiresAt} upcoming /> by the collector’s clock

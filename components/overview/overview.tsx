@@ -5,19 +5,27 @@
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useDeferredValue, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
-import { countLeases, type LeaseHealth } from '@/lib/domain/health';
+import { countLeases, marginTone, type LeaseHealth } from '@/lib/domain/health';
 import { leaseIdPath } from '@/lib/domain/lease-id';
 import { overviewRows, parseOverviewFilter, SORTS, STATE_FILTERS, type OverviewRow, type Sort, type StateFilter } from '@/lib/domain/overview';
 import { fetchJson } from '../live/api';
 import { withLocalDeadline, type LeaseListResponse, type LiveLease } from '../live/types';
+import { useNarrow } from '../live/narrow';
+import { useNow } from '../live/now';
+import { useSourceStatuses } from '../live/source-status';
 import { useUrlState } from '../live/url-state';
 import { EmptyState } from '../ui/empty-state';
 import { LoadError } from '../ui/load-error';
 import { formatDuration, When } from '../when';
+import { sourceWords } from '../sources/source-words';
 import { Countdown } from './countdown';
 import { VirtualRows } from './virtual-rows';
 
 const ROW_HEIGHT = 44;
+/** On a phone each lease is a card of four lines, and each source a heading of two. */
+const CARD_HEIGHT = 128;
+const GROUP_CARD_HEIGHT = 56;
+const cardHeight = (row: OverviewRow<LiveLease>) => (row.type === 'group' ? GROUP_CARD_HEIGHT : CARD_HEIGHT);
 const SORT_LABELS: Record<Sort, string> = {
   problems: 'Problems first',
   key: 'Key',
@@ -112,12 +120,13 @@ function LiveOverview() {
   const leases = useQuery({ queryKey: ['leases'], queryFn: ({ signal }) => loadLeases(signal) });
   const failovers = useQuery({
     queryKey: ['failovers', 'last-hour-count'],
-    queryFn: ({ signal }) => fetchJson<{ failovers: unknown[]; next: string | null }>('/api/v1/failovers?since=1h&limit=1000', signal),
+    queryFn: ({ signal }) => fetchJson<{ failovers: { restart?: boolean }[]; next: string | null }>('/api/v1/failovers?since=1h&limit=1000', signal),
   });
 
   const data = leases.data;
   const downSources = useMemo(() => new Set((data?.sources ?? []).filter((s) => s.status === 'down').map((s) => s.name)), [data?.sources]);
-  const sourceRead = useMemo(() => new Map((data?.sources ?? []).map((s) => [s.name, s.lastGoodReadAt])), [data?.sources]);
+  const live = useSourceStatuses();
+  const sourceRead = useMemo(() => new Map((data?.sources ?? []).map((s) => [s.name, (live.get(s.name) ?? s).lastGoodReadAt])), [data?.sources, live]);
   // Order changes with the data (twice a second at most), not with every clock tick.
   const { rows, shown } = useMemo(
     () => overviewRows(data?.leases ?? [], { ...filter, text }, downSources),
@@ -126,19 +135,31 @@ function LiveOverview() {
   );
   const counters = useMemo(() => countLeases(data?.leases ?? []), [data?.leases]);
 
-  const failoverCount = failovers.data ? `${failovers.data.failovers.length}${failovers.data.next ? '+' : ''}` : '…';
+  // Another node taking over, and a node taking its own lease back after a restart, told apart.
+  const restarts = failovers.data ? failovers.data.failovers.filter((f) => f.restart).length : 0;
+  const more = failovers.data?.next ? '+' : '';
+  const failoverCount = failovers.data ? `${failovers.data.failovers.length - restarts}${more}` : '…';
   const sourcesDown = downSources.size;
   const range = params.get('range');
+  const narrow = useNarrow();
   const leaseHref = (id: string) => `/leases/${leaseIdPath(id)}${range ? `?range=${encodeURIComponent(range)}` : ''}`;
 
   return (
     <>
       <section className="counters" aria-label="Counters">
-        <Counter label="Held" value={data ? counters.held : null} tone="ok" />
+        {/* Green says "held, and we can see it": never for none, and stale leases are counted apart. */}
+        <Counter label="Held" value={data ? counters.held : null} tone={counters.held ? 'ok' : undefined} />
         <Counter label="Free" value={data ? counters.free : null} />
         <Counter label="Expired" value={data ? counters.expired : null} tone={counters.expired ? 'bad' : undefined} />
         <Counter label="Stale" value={data ? counters.stale : null} tone={counters.stale ? 'warn' : undefined} />
-        <Counter label="Failovers, 1 h" testId="failovers-last-hour" title="Changes of holder in the last hour" value={failovers.data ? failoverCount : null} href="/failovers" />
+        <Counter
+          label="Failovers, 1 h"
+          testId="failovers-last-hour"
+          title="Changes of holder to another node in the last hour; a node that took its own lease back after a restart is counted apart"
+          value={failovers.data ? failoverCount : null}
+          note={restarts ? `+${restarts}${more} restart${restarts === 1 ? '' : 's'}` : undefined}
+          href="/failovers"
+        />
         <Counter label="Sources down" value={data ? sourcesDown : null} tone={sourcesDown ? 'bad' : undefined} href="/sources" />
       </section>
 
@@ -208,7 +229,7 @@ function LiveOverview() {
           </EmptyState>
         )
       ) : rows.length === 0 ? (
-        <EmptyState title="No lease matches these filters">
+        <EmptyState title={filter.source && !data.sources.some((s) => s.name === filter.source) ? `No source is named “${filter.source}”` : 'No lease matches these filters'}>
           <p>
             <button
               type="button"
@@ -227,9 +248,14 @@ function LiveOverview() {
           label="Leases"
           rows={rows}
           rowCount={shown}
-          rowHeight={ROW_HEIGHT}
-          height="calc(100vh - 380px)"
+          rowHeight={narrow ? cardHeight : ROW_HEIGHT}
+          height={narrow ? 'calc(100dvh - 120px)' : 'calc(100vh - 380px)'}
           header={
+            narrow ? (
+              <div role="row" className="lease-card-head">
+                <span role="columnheader">Leases, {SORT_LABELS[filter.sort].toLowerCase()}</span>
+              </div>
+            ) : (
             <div role="row" className="lease-row lease-head">
               {[
                 ['Lease', 'Key, and what kind of lease'],
@@ -245,69 +271,99 @@ function LiveOverview() {
                 </span>
               ))}
             </div>
+            )
           }
-          render={(row, index) => <Row key={row.type === 'group' ? `g:${row.source}` : row.lease.id} row={row} index={index} href={leaseHref} sourceRead={sourceRead} />}
+          render={(row, index) => <Row key={row.type === 'group' ? `g:${row.source}` : row.lease.id} row={row} index={index} href={leaseHref} sourceRead={sourceRead} card={narrow} />}
         />
       )}
     </>
   );
 }
 
-/** What the sources say, in one box of fixed height: reading, all read, or which cannot be read and why. */
+/**
+ * What the sources say, in one box of fixed height: each source as "not read yet", "down since
+ * … (why)" or "up, read N s ago", live (the stream tells each read), the down ones first.
+ */
 function SourceLine({ sources }: { sources: LeaseListResponse['sources'] | null }) {
-  const down = (sources ?? []).filter((source) => source.status === 'down');
+  const live = useSourceStatuses();
+  const now = useNow(500);
   if (!sources) {
     return (
       <p className="source-line" data-testid="source-line">
-        <span className="muted">Reading the sources…</span>
+        <span className="muted">Reading the list of sources…</span>
       </p>
     );
   }
-  if (down.length === 0) {
-    const newest = sources.reduce<string | null>((max, s) => (s.lastGoodReadAt && (!max || s.lastGoodReadAt > max) ? s.lastGoodReadAt : max), null);
+  if (sources.length === 0) {
     return (
-      <p className={`source-line${sources.length ? ' ok' : ''}`} data-testid="source-line">
-        <span>
-          {sources.length === 0 ? (
-            <span className="muted">No sources configured.</span>
-          ) : (
-            <>
-              {sources.length === 1 ? 'The source is' : `All ${sources.length} sources are`} being read
-              {newest ? (
-                <>
-                  ; last read <When iso={newest} />
-                </>
-              ) : null}
-              .
-            </>
-          )}
-        </span>
+      <p className="source-line" data-testid="source-line">
+        <span className="muted">No sources configured.</span>
       </p>
     );
   }
-  const [first] = down;
+  const current = sources.map((source) => live.get(source.name) ?? source);
+  const words = current.map((source) => sourceWords(source, now));
+  const down = words.filter((w) => w.state === 'down');
+  const unread = words.filter((w) => w.state === 'unread');
+  const up = words.filter((w) => w.state === 'up');
+  const title = words.map((w) => `${w.name}: ${w.text}`).join('\n');
+  // Several sources up are summed up by the oldest read: the one that matters.
+  const oldestRead = Math.min(...current.filter((s) => s.status === 'up' && s.lastGoodReadAt).map((s) => Date.parse(s.lastGoodReadAt!)));
+  const upText = up.length === 0 ? null : up.length <= 2 ? up.map((w) => `${w.name} ${w.text}`).join('; ') : `${up.length} sources up, the oldest read ${formatDuration(Math.max(0, now - oldestRead))} ago`;
+  const rest = [
+    ...unread.map((w) => `${w.name} ${w.text}`),
+    ...(upText ? [upText] : []),
+  ].join('; ');
+  if (down.length === 0) {
+    return (
+      <p className={`source-line${unread.length ? '' : ' ok'}`} data-testid="source-line" title={title}>
+        <span>{rest}.</span>
+      </p>
+    );
+  }
   return (
-    <p className="source-line down" role="alert" data-testid="source-down-banner" title={down.map((s) => `${s.name}: ${s.lastError ?? 'no answer'}`).join('\n')}>
-      {down.length === 1 ? (
-        <span>
-          <strong>{first!.name} cannot be read:</strong> {first!.lastError ?? 'no answer'}. Last good read{' '}
-          {first!.lastGoodReadAt ? <When iso={first!.lastGoodReadAt} /> : 'never'}; its leases are marked stale and nothing about them is guessed.{' '}
-          <Link prefetch={false} href="/sources">Sources</Link>
+    <p className="source-line down" role="alert" data-testid="source-down-banner" title={title}>
+      <span>
+        <strong>
+          {down.length === sources.length ? (sources.length === 1 ? 'The source cannot be read' : `None of the ${sources.length} sources can be read`) : `${down.length} of ${sources.length} sources cannot be read`}:
+        </strong>{' '}
+        {down.map((w, index) => (
+          <span className="item" key={w.name}>
+            <b>{w.name}</b> {w.text}
+            {index < down.length - 1 ? '; ' : '. '}
+          </span>
+        ))}
+        <span className="item">
+          Their leases are marked stale and nothing about them is guessed{rest ? `; ${rest}` : ''}. <Link prefetch={false} href="/sources">Sources</Link>
         </span>
-      ) : (
-        <span>
-          <strong>{down.length} sources cannot be read:</strong> {down.map((s) => s.name).join(', ')}. Their leases are marked stale and nothing about them is guessed; why, on{' '}
-          <Link prefetch={false} href="/sources">Sources</Link>.
-        </span>
-      )}
+      </span>
     </p>
   );
 }
 
-function Counter({ label, testId, title, value, tone, href }: { label: string; testId?: string; title?: string; value: number | string | null; tone?: 'ok' | 'warn' | 'bad'; href?: string }) {
+function Counter({
+  label,
+  testId,
+  title,
+  value,
+  tone,
+  href,
+  note,
+}: {
+  label: string;
+  testId?: string;
+  title?: string;
+  value: number | string | null;
+  tone?: 'ok' | 'warn' | 'bad';
+  href?: string;
+  note?: string;
+}) {
   const body = (
     <>
-      <span className="value">{value === null ? '…' : typeof value === 'number' ? value.toLocaleString('en') : value}</span>
+      <span className="value">
+        {value === null ? '…' : typeof value === 'number' ? value.toLocaleString('en') : value}
+        {note ? <span className="note"> {note}</span> : null}
+      </span>
       <span className="label">{label}</span>
     </>
   );
@@ -329,15 +385,17 @@ function Row({
   index,
   href,
   sourceRead,
+  card,
 }: {
   row: OverviewRow<LiveLease>;
   index: number;
   href: (id: string) => string;
   sourceRead: Map<string, string | null>;
+  card: boolean;
 }) {
   if (row.type === 'group') {
     return (
-      <div role="row" aria-rowindex={index + 2} className={`lease-group${row.down ? ' down' : ''}`} data-testid="source-group" data-source={row.source}>
+      <div role="row" aria-rowindex={index + 2} className={`lease-group${row.down ? ' down' : ''}${card ? ' card' : ''}`} data-testid="source-group" data-source={row.source}>
         <span role="cell">
           <strong>{row.source}</strong> <span className="muted">{row.backend}</span> · {row.count.toLocaleString('en')} lease{row.count === 1 ? '' : 's'}
           {row.problems ? <span className="bad-text"> · {row.problems.toLocaleString('en')} with problems</span> : null}
@@ -352,6 +410,7 @@ function Row({
     );
   }
   const { lease, health } = row;
+  if (card) return <LeaseCard lease={lease} health={health} index={index} href={href} sourceRead={sourceRead.get(lease.source) ?? lease.observedAt} />;
   return (
     <div
       role="row"
@@ -393,6 +452,48 @@ function Row({
   );
 }
 
+/** A lease on a phone: key and kind; state and time left; the holder, whole; token, margin and changes. */
+function LeaseCard({ lease, health, index, href, sourceRead }: { lease: LiveLease; health: LeaseHealth; index: number; href: (id: string) => string; sourceRead: string | null }) {
+  return (
+    <div
+      role="row"
+      aria-rowindex={index + 2}
+      className={`lease-card${health.problems.length ? ' has-problem' : ''}${lease.stale ? ' stale' : ''}`}
+      data-testid="lease-row"
+      data-lease-id={lease.id}
+      data-state={lease.state}
+      data-stale={lease.stale ? 'true' : 'false'}
+    >
+      <span role="cell" className="mono key card-key" title={lease.id}>
+        <Link prefetch={false} href={href(lease.id)}>
+          <span className="key-path">{lease.key.slice(0, lease.key.lastIndexOf('/') + 1)}</span>
+          <span className="key-name">{lease.key.slice(lease.key.lastIndexOf('/') + 1)}</span>
+        </Link>
+        <span className="muted kind">{lease.kind}</span>
+      </span>
+      <span role="cell" className="card-state">
+        <StateBadge lease={lease} health={health} sourceRead={sourceRead} />
+      </span>
+      <span role="cell" className="card-remaining">
+        <Countdown lease={lease} />
+      </span>
+      <span role="cell" className="mono card-holder" title={lease.holder ?? (lease.lastHolder ? `last held by ${lease.lastHolder}` : undefined)} data-testid="lease-holder">
+        {lease.holder ?? (lease.lastHolder ? <span className="muted">was {lease.lastHolder}</span> : <span className="muted">no holder</span>)}
+        {lease.candidates.length ? <span className="muted"> +{lease.candidates.length} waiting</span> : null}
+      </span>
+      <span role="cell" className="card-foot small">
+        <span className="mono tabular" data-testid="lease-token">
+          {lease.token !== null ? `token ${lease.token}` : lease.state === 'held' ? <span className="warn-text">unfenced</span> : <span className="muted">no token</span>}
+        </span>
+        <span className="muted"> · margin </span>
+        <Margin lease={lease} health={health} />
+        <span className="muted"> · changes 1h </span>
+        <span className={`tabular${health.problems.includes('flapping') ? ' bad-text' : ''}`}>{lease.recentTransitions ?? '—'}</span>
+      </span>
+    </div>
+  );
+}
+
 function StateBadge({ lease, health, sourceRead }: { lease: LiveLease; health: LeaseHealth; sourceRead: string | null }) {
   const tone = lease.stale ? 'warn' : lease.state === 'held' ? 'ok' : lease.state === 'expired' ? 'bad' : lease.state === 'unknown' ? 'warn' : 'muted';
   const extra = health.problems.filter((p) => p !== 'stale' && p !== 'expired' && p !== 'unknown').map((p) => PROBLEM_TEXT[p]);
@@ -414,9 +515,8 @@ function StateBadge({ lease, health, sourceRead }: { lease: LiveLease; health: L
 
 function Margin({ lease, health }: { lease: LiveLease; health: LeaseHealth }) {
   if (health.marginPercent === null) return <span className="muted">—</span>;
-  const tone = health.renewal === 'late' ? 'bad-text' : health.marginPercent < 50 ? 'warn-text' : 'ok-text';
   return (
-    <span className={tone} title={`Renewed with ${formatDuration(lease.lastMarginMs ?? 0)} left of a ${formatDuration(lease.ttlMs ?? 0)} TTL, ${formatDuration(lease.lastIntervalMs ?? 0)} after the renewal before`}>
+    <span className={`${marginTone(health)}-text`} title={`Renewed with ${formatDuration(lease.lastMarginMs ?? 0)} left of a ${formatDuration(lease.ttlMs ?? 0)} TTL, ${formatDuration(lease.lastIntervalMs ?? 0)} after the renewal before`}>
       {Math.round(health.marginPercent)}% left
     </span>
   );

@@ -34,10 +34,14 @@ describe('failover filter', () => {
     failover({ id: '1', leaseId: 'redis-main/lock:weekly-digest', holder: 'worker-3', previousHolder: 'worker-7', cause: 'expired' }),
     failover({ id: '2', leaseId: 'pg-main/leases/billing', holder: 'Billing-A', previousHolder: null, cause: 'taken_over' }),
     failover({ id: '3', leaseId: 'etcd-main/election/api', holder: null, previousHolder: 'node-1', cause: 'force_released' }),
+    failover({ id: '4', leaseId: 'redis-main/fleet/server-12', holder: 'server-12:70f95754', previousHolder: 'server-12:109b8a2c', cause: 'expired', restart: true }),
   ];
   it.each<{ name: string; filter: FailoverFilter; ids: string[] }>([
-    { name: 'no filter keeps everything', filter: {}, ids: ['1', '2', '3'] },
-    { name: 'blank text keeps everything', filter: { text: '   ' }, ids: ['1', '2', '3'] },
+    { name: 'no filter keeps everything', filter: {}, ids: ['1', '2', '3', '4'] },
+    { name: 'blank text keeps everything', filter: { text: '   ' }, ids: ['1', '2', '3', '4'] },
+    { name: 'another node took over', filter: { change: 'other' }, ids: ['1', '2', '3'] },
+    { name: 'the same node, restarted', filter: { change: 'restart' }, ids: ['4'] },
+    { name: 'restarts by cause', filter: { change: 'restart', cause: 'taken_over' }, ids: [] },
     { name: 'text matches the lease id', filter: { text: 'weekly' }, ids: ['1'] },
     { name: 'text matches the new holder, any case', filter: { text: 'billing-a' }, ids: ['2'] },
     { name: 'text matches the old holder', filter: { text: 'node-1' }, ids: ['3'] },
@@ -141,11 +145,13 @@ describe('failover CSV', () => {
     const csv = failoversToCsv([
       failover({ id: '9', holder: '=cmd|"/c calc"!A1', previousHolder: 'worker,7', gapMs: null, cause: 'force_expired' }),
       failover({ id: '8' }),
+      failover({ id: '7', previousHolder: 'worker-3:0000000a', holder: 'worker-3:0000000b', restart: true }),
     ]);
     expect(csv.split('\r\n')).toEqual([
-      'at,lease,cause,cause_text,previous_holder,previous_token,holder,token,gap_ms,event_id',
-      `${iso(T0)},redis-main/lock:weekly-digest,force_expired,forced expiry,"worker,7",1042,"'=cmd|""/c calc""!A1",1043,,9`,
-      `${iso(T0)},redis-main/lock:weekly-digest,expired,expired (missed renewal),worker-7,1042,worker-3,1043,1500,8`,
+      'at,lease,cause,cause_text,previous_holder,previous_token,holder,token,gap_ms,event_id,restart',
+      `${iso(T0)},redis-main/lock:weekly-digest,force_expired,forced expiry,"worker,7",1042,"'=cmd|""/c calc""!A1",1043,,9,false`,
+      `${iso(T0)},redis-main/lock:weekly-digest,expired,expired (missed renewal),worker-7,1042,worker-3,1043,1500,8,false`,
+      `${iso(T0)},redis-main/lock:weekly-digest,expired,expired (missed renewal),worker-3:0000000a,1042,worker-3:0000000b,1043,1500,7,true`,
       '',
     ]);
   });

@@ -27,21 +27,33 @@ export type FailoverRecord = {
   previousToken: string | null;
   gapMs: number | null;
   cause: FailoverCause;
+  /** The same node under a new instance (lib/domain/health.ts isRestart), not another node. */
+  restart?: boolean;
 };
+
+/** Who took the lease: another node, or the same node started again. */
+export const FAILOVER_CHANGES = ['other', 'restart'] as const;
+export type FailoverChange = (typeof FAILOVER_CHANGES)[number];
+export const CHANGE_TEXT: Record<FailoverChange, string> = { other: 'another node took over', restart: 'same node, restarted' };
+
+export function parseChange(raw: string | null | undefined): FailoverChange | null {
+  return (FAILOVER_CHANGES as readonly string[]).includes(raw ?? '') ? (raw as FailoverChange) : null;
+}
 
 export function parseCause(raw: string | null | undefined): FailoverCause | null {
   return (FAILOVER_CAUSES as readonly string[]).includes(raw ?? '') ? (raw as FailoverCause) : null;
 }
 
-/** `text`: part of the lease id, the new or the old holder (any case). `cause`: exactly that cause. */
-export type FailoverFilter = { text?: string | null; cause?: FailoverCause | null };
+/** `text`: part of the lease id, the new or the old holder (any case). `cause`: exactly that cause. `change`: another node, or a restart. */
+export type FailoverFilter = { text?: string | null; cause?: FailoverCause | null; change?: FailoverChange | null };
 
 export function isFiltered(filter: FailoverFilter): boolean {
-  return Boolean(filter.text?.trim()) || Boolean(filter.cause);
+  return Boolean(filter.text?.trim()) || Boolean(filter.cause) || Boolean(filter.change);
 }
 
 export function matchesFailover(failover: FailoverRecord, filter: FailoverFilter): boolean {
   if (filter.cause && failover.cause !== filter.cause) return false;
+  if (filter.change && (filter.change === 'restart') !== (failover.restart === true)) return false;
   const text = filter.text?.trim().toLowerCase();
   if (!text) return true;
   return [failover.leaseId, failover.holder, failover.previousHolder].some((value) => value !== null && value.toLowerCase().includes(text));
@@ -128,12 +140,13 @@ export const FAILOVER_CSV_HEADER = [
   'token',
   'gap_ms',
   'event_id',
+  'restart',
 ] as const;
 
 export function failoversToCsv(failovers: Iterable<FailoverRecord>): string {
   const rows = (function* () {
     for (const f of failovers) {
-      yield [f.at, f.leaseId, f.cause, CAUSE_TEXT[f.cause] ?? f.cause, f.previousHolder, f.previousToken, f.holder, f.token, f.gapMs, f.id];
+      yield [f.at, f.leaseId, f.cause, CAUSE_TEXT[f.cause] ?? f.cause, f.previousHolder, f.previousToken, f.holder, f.token, f.gapMs, f.id, f.restart ? 'true' : 'false'];
     }
   })();
   return toCsv(FAILOVER_CSV_HEADER, rows);

@@ -18,21 +18,52 @@ export const LATE_MARGIN_RATIO = 0.25;
  * it is late even at the generous end (a false page at 3 a.m. is worse than a late one).
  */
 export const MARGIN_PRECISION_MS: Record<string, number> = { etcd: 1_000 };
+/**
+ * Below this share of the TTL left at its last renewal, a margin is shown as a warning: not
+ * late yet, but closer than a healthy holder's. One rule for every page that colours a margin.
+ */
+export const CLOSE_MARGIN_RATIO = 0.5;
+
 /** A lease that changed hands this many times in the last hour is flapping. */
 export const FLAPPING_TRANSITIONS = 4;
 
-/** Event types that change who holds a lease. */
+/** Event types that change who holds a lease (each is one side of a change of hands, or both). */
 export const TRANSITION_TYPES = ['acquired', 'released', 'expired', 'taken_over', 'force_expired', 'force_released'] as const;
 
+/** The event types that can be a change of hands (for a query to narrow by before isChangeOfHands decides). */
+export const CHANGE_TYPES = ['acquired', 'taken_over'] as const;
+
+type ChangeInput = { type: string; holder?: string | null; previousHolder?: string | null; detail?: unknown };
+
 /**
- * Whether an event is a change of hands, as "changes in the last hour" and flapping count them:
- * a transition, except the collector's first sighting of a lease (an `acquired` event with
- * detail.firstSeen), which is Leasehold starting to look, not the lease moving.
+ * Whether an event is a change of hands (a failover): a lease going from one holder to another,
+ * counted once. That is a `taken_over`, or an `acquired` paired with how the previous grant
+ * ended (expired, released, forced) by a different holder. The end on its own (`expired`,
+ * `released`, `force_*`) is the first half of a change of hands, not one more; an acquisition
+ * by the same holder, after an observation gap (nobody to pair it with), or the collector's
+ * first sighting is none. "Changes in the last hour", flapping, the failovers page and its
+ * counter all count this, on the server, in the stream and in the CLI.
  */
-export function isChangeOfHands(event: { type: string; detail?: unknown }): boolean {
-  if (!(TRANSITION_TYPES as readonly string[]).includes(event.type)) return false;
+export function isChangeOfHands(event: ChangeInput): boolean {
   const detail = event.detail as { firstSeen?: unknown } | null | undefined;
-  return !(detail && typeof detail === 'object' && detail.firstSeen === true);
+  if (detail && typeof detail === 'object' && detail.firstSeen === true) return false;
+  if (event.type === 'taken_over') return true;
+  return event.type === 'acquired' && event.previousHolder != null && event.previousHolder !== event.holder;
+}
+
+/**
+ * lib/lease records a holder as "<name>:<instance>", the instance 8 hex digits drawn per client:
+ * the same name with a new instance is the same node started again (or a second process
+ * under its name), not another node. Holders not of that form are never taken for restarts.
+ */
+const INSTANCE_HOLDER = /^(.+):[0-9a-f]{8}$/;
+
+/** Whether a change of hands went to the same node under a new instance (a restart), as far as the holders' form says. */
+export function isRestart(event: ChangeInput): boolean {
+  if (!isChangeOfHands(event)) return false;
+  const before = INSTANCE_HOLDER.exec(event.previousHolder ?? '');
+  const after = INSTANCE_HOLDER.exec(event.holder ?? '');
+  return before !== null && after !== null && before[1] === after[1];
 }
 
 export type RenewalHealth = 'good' | 'late' | 'none';
@@ -59,6 +90,15 @@ export function leaseHealth(lease: HealthInput): LeaseHealth {
   if ((lease.recentTransitions ?? 0) >= FLAPPING_TRANSITIONS) problems.push('flapping');
   if (lease.state === 'held' && lease.token === null) problems.push('unfenced');
   return { problems, marginPercent, renewal };
+}
+
+export type Tone = 'ok' | 'warn' | 'bad' | 'muted';
+
+/** The colour of a lease's last renewal margin: late is bad, close is a warning, no renewal seen is muted. */
+export function marginTone(health: Pick<LeaseHealth, 'renewal' | 'marginPercent'>): Tone {
+  if (health.renewal === 'late') return 'bad';
+  if (health.marginPercent === null) return 'muted';
+  return health.marginPercent < CLOSE_MARGIN_RATIO * 100 ? 'warn' : 'ok';
 }
 
 /** Most worrying first: the first problem's rank, then how many problems. */

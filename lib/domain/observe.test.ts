@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { diffLease, isFailover, MAX_WALL_MS, MIN_WALL_MS, type LeaseChange, type Observation, type ReadContext, type TrackedLease } from './observe';
+import { isChangeOfHands as isFailover } from './health';
+import { diffLease, MAX_WALL_MS, MIN_WALL_MS, type LeaseChange, type Observation, type ReadContext, type TrackedLease } from './observe';
 
 const read = (mono: number, extra: Partial<ReadContext> = {}): ReadContext => ({
   source: 'redis-main',

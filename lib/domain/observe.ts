@@ -531,12 +531,6 @@ export function markStale(lease: TrackedLease): TrackedLease {
   return lease.stale ? lease : { ...lease, stale: true };
 }
 
-/** Holder changes among events: what the failovers page lists. */
-export function isFailover(change: Pick<LeaseChange, 'type' | 'holder' | 'previousHolder'>): boolean {
-  if (change.type === 'taken_over' || change.type === 'force_expired' || change.type === 'force_released') return true;
-  return change.type === 'acquired' && change.previousHolder !== null && change.previousHolder !== change.holder;
-}
-
 /** The state one read shows on its own, without history (for `leasehold snapshot`). */
 export function stateOf(observation: Observation): LeaseState {
   if (observation.problem) return 'unknown';

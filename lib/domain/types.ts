@@ -34,6 +34,13 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * The types a lease's own event list can hold today, in the order filters offer them:
+ * renewals are kept as renewal samples, source_down and source_up as the source's events, and
+ * the forced types come with the admin actions. A filter offers only these.
+ */
+export const LEASE_EVENT_TYPES = ['acquired', 'released', 'expired', 'taken_over', 'token_regression', 'observation_gap'] as const satisfies readonly EventType[];
+
 /** The fencing token: bigint in code, a decimal string on the wire (it may exceed 2^53). */
 export type Token = bigint;
 

@@ -16,7 +16,7 @@ import { position, subscribe } from '../collector/bus';
 import { ensureRelay } from '../collector/relay';
 import type { Store } from '../db';
 import type { LeaseView } from '../domain/types';
-import { isChangeOfHands, TRANSITION_TYPES } from '../domain/health';
+import { CHANGE_TYPES, isChangeOfHands } from '../domain/health';
 import { type LeaseFilter, toLeaseView } from './leases';
 
 const REFRESH_MS = 15_000;
@@ -95,7 +95,7 @@ async function read(store: Store, cache: Cache, sinceLoad: Map<string, Entry>) {
   const [rows, sources, events] = await Promise.all([
     store.prisma.lease.findMany(),
     store.prisma.source.findMany({ select: { name: true, lastGoodReadAt: true } }),
-    store.prisma.leaseEvent.findMany({ where: { at: { gte: since }, type: { in: [...TRANSITION_TYPES] } }, select: { leaseId: true, at: true, type: true, detail: true } }),
+    store.prisma.leaseEvent.findMany({ where: { at: { gte: since }, type: { in: [...CHANGE_TYPES] } }, select: { leaseId: true, at: true, type: true, holder: true, previousHolder: true, detail: true } }),
   ]);
   const readAt = new Map(sources.map((s) => [s.name, s.lastGoodReadAt]));
   const transitions = new Map<string, number[]>();

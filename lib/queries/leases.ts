@@ -2,7 +2,7 @@
 import type { Store } from '../db';
 import type { Lease, LeaseEvent, Prisma } from '../generated/prisma/client';
 import type { Backend, Candidate, EventType, LeaseEventView, LeaseKind, LeaseState, LeaseView } from '../domain/types';
-import { isChangeOfHands, TRANSITION_TYPES } from '../domain/health';
+import { CHANGE_TYPES, isChangeOfHands, isRestart } from '../domain/health';
 
 export type LeaseFilter = { source?: string; state?: LeaseState; q?: string; limit?: number };
 
@@ -40,12 +40,18 @@ const HOUR_MS = 3_600_000;
 /** Per lease, how many times it changed hands in the last hour (leases with none are absent; first sightings do not count). */
 async function recentTransitions(store: Store, leaseId?: string): Promise<Map<string, number>> {
   const events = await store.prisma.leaseEvent.findMany({
-    where: { at: { gte: new Date(Date.now() - HOUR_MS) }, type: { in: [...TRANSITION_TYPES] }, ...(leaseId ? { leaseId } : {}) },
-    select: { leaseId: true, type: true, detail: true },
+    where: { at: { gte: new Date(Date.now() - HOUR_MS) }, type: { in: [...CHANGE_TYPES] }, ...(leaseId ? { leaseId } : {}) },
+    select: { leaseId: true, type: true, holder: true, previousHolder: true, detail: true },
   });
   const counts = new Map<string, number>();
   for (const event of events) if (isChangeOfHands(event)) counts.set(event.leaseId, (counts.get(event.leaseId) ?? 0) + 1);
   return counts;
+}
+
+/** When the lease was first seen, as far as the store still knows: its oldest event kept. */
+export async function leaseFirstSeenAt(store: Store, id: string): Promise<string | null> {
+  const first = await store.prisma.leaseEvent.findFirst({ where: { leaseId: id }, orderBy: { seq: 'asc' }, select: { at: true } });
+  return first?.at.toISOString() ?? null;
 }
 
 export async function getLease(store: Store, id: string): Promise<LeaseView | null> {
@@ -163,31 +169,30 @@ export async function leaseRenewals(store: Store, leaseId: string, since?: Date)
   };
 }
 
-export type FailoverView = LeaseEventView & { cause: 'taken_over' | 'expired' | 'released' | 'force_expired' | 'force_released' | 'unknown' };
+export type FailoverView = LeaseEventView & {
+  cause: 'taken_over' | 'expired' | 'released' | 'force_expired' | 'force_released' | 'unknown';
+  /** The same node under a new instance (lib/domain/health.ts isRestart), not another node. */
+  restart: boolean;
+};
 
-/** Every change of holder across all leases, newest first. */
+/** Every change of hands across all leases (lib/domain/health.ts isChangeOfHands), newest first. */
 export async function listFailovers(store: Store, query: { since?: Date; limit: number; before?: bigint }) {
   const rows = await store.prisma.leaseEvent.findMany({
     where: {
       ...(query.since ? { at: { gte: query.since } } : {}),
       ...(query.before !== undefined ? { id: { lt: query.before } } : {}),
-      OR: [
-        { type: { in: ['taken_over', 'force_expired', 'force_released'] } },
-        // After a gap in observation no previous holder is claimed, so these are real failovers.
-        { type: 'acquired', previousHolder: { not: null } },
-      ],
+      OR: [{ type: 'taken_over' }, { type: 'acquired', previousHolder: { not: null } }],
     },
     orderBy: { id: 'desc' },
     take: query.limit + 1,
   });
-  // An acquisition by the same holder (a re-acquire) is not a change of holder.
   const failovers = rows
     .slice(0, query.limit)
-    .filter((row) => row.type !== 'acquired' || row.previousHolder !== row.holder)
+    .filter(isChangeOfHands)
     .map((row): FailoverView => {
       const view = toEventView(row);
       const cause = row.type === 'acquired' ? ((row.detail as { cause?: string } | null)?.cause ?? 'unknown') : row.type;
-      return { ...view, cause: cause as FailoverView['cause'] };
+      return { ...view, cause: cause as FailoverView['cause'], restart: isRestart(row) };
     });
   return { failovers, next: rows.length > query.limit ? rows[query.limit - 1]!.id.toString() : null };
 }

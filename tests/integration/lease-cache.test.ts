@@ -25,11 +25,12 @@ beforeAll(async () => {
               ('e/x', 'e', 'etcd', 'election', 'x', 'held', 'leader-1', NULL, 99, NULL, true, 10000, now() + interval '5 seconds', now(), true, '[{"holder":"c-2","token":"100"}]', NULL, now())`,
     );
     await sql.query(
-      `INSERT INTO "LeaseEvent" ("leaseId", seq, type, at, holder, token) VALUES
-         ('r/a', 1, 'acquired', now() - interval '2 hours', 'w-0', 1),
-         ('r/a', 2, 'taken_over', now() - interval '10 minutes', 'Worker-1', 5),
-         ('r/a', 3, 'renewed', now() - interval '5 minutes', 'Worker-1', 5),
-         ('e/x', 1, 'acquired', now() - interval '1 minute', 'leader-1', 99)`,
+      `INSERT INTO "LeaseEvent" ("leaseId", seq, type, at, holder, "previousHolder", token) VALUES
+         ('r/a', 1, 'acquired', now() - interval '2 hours', 'w-0', NULL, 1),
+         ('r/a', 2, 'taken_over', now() - interval '10 minutes', 'Worker-1', 'w-0', 5),
+         ('r/a', 3, 'renewed', now() - interval '5 minutes', 'Worker-1', NULL, 5),
+         ('e/x', 1, 'expired', now() - interval '70 seconds', NULL, 'leader-0', NULL),
+         ('e/x', 2, 'acquired', now() - interval '1 minute', 'leader-1', 'leader-0', 99)`,
     );
     // The collector's first sighting of r/c: not a change of hands.
     await sql.query(`INSERT INTO "LeaseEvent" ("leaseId", seq, type, at, holder, detail) VALUES ('r/c', 1, 'acquired', now() - interval '2 minutes', 'worker-3', '{"firstSeen": true}')`);
@@ -68,7 +69,7 @@ describe('the cached lease list', () => {
     }
   });
 
-  it('counts changes of hands in the last hour only, not first sightings', async () => {
+  it('counts changes of hands in the last hour only: an expiry and another holder\'s grant once, first sightings not', async () => {
     const { cached, reference } = await both({});
     expect(reference.leases.find((l) => l.id === 'r/c')!.recentTransitions).toBe(0);
     expect(cached.leases.find((l) => l.id === 'r/a')!.recentTransitions).toBe(1);

@@ -1,6 +1,6 @@
 import { InvalidParameterError, parseLimit, parseSearchText, parseSince, singleParam } from '@/lib/api/params';
 import { getStore } from '@/lib/db';
-import { FAILOVER_CAUSES, failoversToCsv, matchesFailover, parseCause, type FailoverFilter } from '@/lib/domain/failover-stats';
+import { FAILOVER_CAUSES, FAILOVER_CHANGES, failoversToCsv, matchesFailover, parseCause, parseChange, type FailoverFilter } from '@/lib/domain/failover-stats';
 import { errorResponse } from '@/lib/errors';
 import { listFailovers, type FailoverView } from '@/lib/queries/leases';
 
@@ -10,7 +10,7 @@ const PAGE = 5_000;
 const MAX_ROWS = 100_000;
 
 /**
- * GET /api/v1/failovers.csv?since=&q=&cause=&limit= : the failovers page as a spreadsheet,
+ * GET /api/v1/failovers.csv?since=&q=&cause=&change=&limit= : the failovers page as a spreadsheet,
  * every failover in the range that matches the page's filters (not only the rows loaded in
  * the browser), newest first, at most `limit` (100,000) rows.
  */
@@ -57,5 +57,8 @@ function parseFilter(search: URLSearchParams): FailoverFilter {
   const rawCause = singleParam(search, 'cause', 32) ?? null;
   const cause = parseCause(rawCause);
   if (rawCause !== null && cause === null) throw new InvalidParameterError('cause', `one of ${FAILOVER_CAUSES.join(', ')}`, rawCause);
-  return { text: parseSearchText(search) ?? null, cause };
+  const rawChange = singleParam(search, 'change', 32) ?? null;
+  const change = parseChange(rawChange);
+  if (rawChange !== null && change === null) throw new InvalidParameterError('change', `one of ${FAILOVER_CHANGES.join(', ')}`, rawChange);
+  return { text: parseSearchText(search) ?? null, cause, change };
 }
