@@ -1,6 +1,7 @@
 'use client';
 // The time range shared by the pages: kept in the URL as ?range=, so it survives a reload and
 // travels with a link from one page to another.
+import { createContext, useContext } from 'react';
 import { useUrlState } from './live/url-state';
 
 export const RANGES = [
@@ -13,14 +14,28 @@ export const RANGES = [
 export type RangeValue = (typeof RANGES)[number]['value'];
 export const DEFAULT_RANGE: RangeValue = '1h';
 
-export function parseRange(raw: string | null): (typeof RANGES)[number] {
-  return RANGES.find((range) => range.value === raw) ?? RANGES.find((range) => range.value === DEFAULT_RANGE)!;
+export function parseRange(raw: string | null, fallback: RangeValue = DEFAULT_RANGE): (typeof RANGES)[number] {
+  return RANGES.find((range) => range.value === raw) ?? RANGES.find((range) => range.value === fallback)!;
 }
 
+/**
+ * The shortest range that shows everything observed over `observedMs`, and never less than 15
+ * minutes: a lease first seen five minutes ago is drawn across the chart, not squeezed into
+ * the right edge of an hour.
+ */
+export function rangeCovering(observedMs: number): RangeValue {
+  return (RANGES.find((range) => range.ms >= observedMs) ?? RANGES.at(-1)!).value;
+}
+
+/** The range a page shows when the URL names none (the lease page: what was observed of the lease). */
+const RangeDefault = createContext<RangeValue>(DEFAULT_RANGE);
+export const RangeDefaultProvider = RangeDefault.Provider;
+
 export function useTimeRange() {
+  const fallback = useContext(RangeDefault);
   const [params, set] = useUrlState();
-  const range = parseRange(params.get('range'));
-  return { range, setRange: (value: RangeValue) => set({ range: value === DEFAULT_RANGE ? null : value }) };
+  const range = parseRange(params.get('range'), fallback);
+  return { range, setRange: (value: RangeValue) => set({ range: value === fallback ? null : value }) };
 }
 
 export function TimeRangePicker() {

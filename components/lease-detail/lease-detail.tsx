@@ -10,7 +10,8 @@ import { TokenChart } from '@/components/charts/token-chart';
 import { ApiError } from '@/components/live/api';
 import { useNow } from '@/components/live/now';
 import type { LeaseDetail } from '@/components/live/types';
-import { TimeRangePicker, useTimeRange } from '@/components/time-range';
+import { useUrlState } from '@/components/live/url-state';
+import { DEFAULT_RANGE, parseRange, rangeCovering, RangeDefaultProvider, TimeRangePicker } from '@/components/time-range';
 import { holderTimeline, tokenPoints, tokenSummary } from '@/lib/domain/holder-timeline';
 import { EventTable } from './event-table';
 import { HolderTimelineView } from './holder-timeline';
@@ -22,11 +23,18 @@ import { LeaseLoadFailed, LeaseNotFound, LeaseSkeleton, MalformedLeaseId } from 
 const KIND_TEXT = { lock: 'lock', election: 'leader election', advisory: 'advisory lock' } as const;
 
 export function LeaseDetailView({ id }: { id: string }) {
-  const { range } = useTimeRange();
   const lease = useLease(id);
-  // The history starts loading with the lease, not after it.
-  const events = useRangeEvents(id, range.value);
-  const renewals = useRenewals(id, range.value, lease.data?.state === 'held' && !lease.data.stale);
+  // Without ?range= the page shows what was observed of the lease (at least 15 minutes): known
+  // once the lease has loaded, and the history waits for it. A range in the URL starts at once.
+  const [params] = useUrlState();
+  const explicit = params.get('range');
+  const now = useNow(60_000);
+  const firstSeen = lease.data?.firstSeenAt ? Date.parse(lease.data.firstSeenAt) : null;
+  const fallback = firstSeen !== null && now ? rangeCovering(now - firstSeen) : DEFAULT_RANGE;
+  const known = explicit !== null || lease.data !== undefined;
+  const range = parseRange(explicit, fallback);
+  const events = useRangeEvents(id, range.value, known);
+  const renewals = useRenewals(id, range.value, lease.data?.state === 'held' && !lease.data.stale, known);
 
   if (lease.isPending) return <LeaseSkeleton id={id} />;
   if (!lease.data) {
@@ -37,15 +45,17 @@ export function LeaseDetailView({ id }: { id: string }) {
     return <LeaseLoadFailed id={id} status={status} message={error?.message ?? 'Unknown error.'} onRetry={() => void lease.refetch()} range={range.value} />;
   }
   return (
-    <Loaded
-      lease={lease.data}
-      refreshError={lease.isError ? lease.error.message : null}
-      events={events}
-      renewals={renewals}
-      rangeValue={range.value}
-      rangeMs={range.ms}
-      rangeLabel={range.label}
-    />
+    <RangeDefaultProvider value={fallback}>
+      <Loaded
+        lease={lease.data}
+        refreshError={lease.isError ? lease.error.message : null}
+        events={events}
+        renewals={renewals}
+        rangeValue={range.value}
+        rangeMs={range.ms}
+        rangeLabel={range.label}
+      />
+    </RangeDefaultProvider>
   );
 }
 

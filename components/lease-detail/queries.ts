@@ -32,8 +32,9 @@ const PAGE = 1_000;
 export type RangeEvents = { events: LeaseEventView[]; truncated: boolean; fetchedAt: number };
 
 /** Every event of the range, oldest first (up to RANGE_EVENT_LIMIT: then the newest, and `truncated`). */
-export function useRangeEvents(id: string, range: string) {
+export function useRangeEvents(id: string, range: string, enabled = true) {
   return useQuery({
+    enabled,
     queryKey: ['events', id, 'range', range],
     queryFn: async ({ signal }): Promise<RangeEvents> => {
       const events: LeaseEventView[] = [];
@@ -71,8 +72,9 @@ export function useEventPages(id: string, range: string, types: EventType[]) {
   });
 }
 
-export function useRenewals(id: string, range: string, follow = true) {
+export function useRenewals(id: string, range: string, follow = true, enabled = true) {
   return useQuery({
+    enabled,
     queryKey: ['renewals', id, range],
     queryFn: ({ signal }) => fetchJson<RenewalsResponse>(`${base(id)}/renewals?since=${encodeURIComponent(range)}`, signal),
     placeholderData: keepPreviousData,

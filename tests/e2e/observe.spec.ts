@@ -142,6 +142,12 @@ test('the CLI reads leases and one lease over HTTP', async ({ baseURL }) => {
     const missing = await cli(['lease', `${OBSERVED.redisSource}/no-such-key`], { LEASEHOLD_URL: baseURL });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(`No lease "${OBSERVED.redisSource}/no-such-key" is known.`);
+    // A source that does not exist is an error naming it and the sources there are, not an empty list.
+    const nope = await cli(['leases', '--source', 'nope'], { LEASEHOLD_URL: baseURL });
+    expect(nope.code).toBe(1);
+    expect(nope.stderr).toContain('"source" must be the name of a source (');
+    expect(nope.stderr).toContain(OBSERVED.redisSource);
+    expect(nope.stderr).toContain('not "nope"');
     const unreachable = await cli(['leases'], { LEASEHOLD_URL: 'http://127.0.0.1:31999' });
     expect(unreachable.stderr).toMatch(/cannot reach Leasehold at http:\/\/127\.0\.0\.1:31999 \(ECONNREFUSED\)/);
   } finally {
@@ -165,16 +171,19 @@ test('/metrics counts leases by source and state, and sources up', async ({ requ
 test('bad requests get JSON errors naming what was wrong', async ({ request }) => {
   const cases = [
     { path: '/api/v1/leases?state=sideways', status: 400, error: 'invalid_parameter' },
+    { path: '/api/v1/leases?source=nope', status: 400, error: 'invalid_parameter', message: /"source" must be the name of a source \(.*redis-e2e.*\), not "nope"/ },
+    { path: '/api/v1/no-such-route', status: 404, error: 'not_found', message: /No API route at "\/api\/v1\/no-such-route"/ },
     { path: '/api/v1/failovers?since=yesterday', status: 400, error: 'invalid_parameter' },
     { path: '/api/v1/leases/nowhere%2Fnothing', status: 404, error: 'not_found' },
     { path: '/api/v1/leases/%E0%A4%A', status: 400, error: 'invalid_path' },
     { path: '/api/v1/leases/just-a-source', status: 400, error: 'invalid_lease_id' },
   ];
-  for (const { path, status, error } of cases) {
+  for (const { path, status, error, message } of cases as { path: string; status: number; error: string; message?: RegExp }[]) {
     const response = await request.get(path);
     expect(response.status(), path).toBe(status);
     const body = await response.json();
     expect(body.error, path).toBe(error);
+    if (message) expect(body.message, path).toMatch(message);
     expect(body.message).not.toMatch(/at .+:\d+:\d+/);
   }
 });

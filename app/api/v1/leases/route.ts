@@ -1,4 +1,4 @@
-import { parseLeaseFilter } from '@/lib/api/params';
+import { InvalidParameterError, parseLeaseFilter } from '@/lib/api/params';
 import { getConfig } from '@/lib/config';
 import { getStore } from '@/lib/db';
 import { errorResponse } from '@/lib/errors';
@@ -22,6 +22,11 @@ export async function GET(request: Request) {
     // Lease counts per source from the same list, not a COUNT over the table; the source rows
     // at most a second old (their last good read moves on with every poll).
     const sources = await listSources(store, getConfig(), list.counts, 1_000);
+    // A source nobody configured or observed is a mistake to say, not an empty list to show.
+    if (filter.source !== undefined && !sources.some((source) => source.name === filter.source)) {
+      const names = sources.map((source) => source.name);
+      throw new InvalidParameterError('source', names.length ? `the name of a source (${names.slice(0, 20).join(', ')}${names.length > 20 ? ', …' : ''})` : 'the name of a source, and none is configured', filter.source);
+    }
     const sourcesMs = performance.now() - started - listMs;
     // The list arrives as UTF-8 JSON (lib/queries/lease-cache.ts): assembled, not re-serialized.
     const body = Buffer.concat([Buffer.from('{"leases":'), list.json, Buffer.from(`,"total":${list.total},"truncated":${list.truncated},"position":"${list.position}","sources":${JSON.stringify(sources)}}`)]);

@@ -1,14 +1,14 @@
 import { leaseIdParam, NotFoundError, parseCursor, parseLimit, parseSince, parseTypes } from '@/lib/api/params';
 import { getStore } from '@/lib/db';
 import { errorResponse } from '@/lib/errors';
-import { getLease, leaseRenewals, listLeaseEvents } from '@/lib/queries/leases';
+import { getLease, leaseFirstSeenAt, leaseRenewals, listLeaseEvents } from '@/lib/queries/leases';
 
 export const dynamic = 'force-dynamic';
 
 type Params = { params: Promise<{ path: string[] }> };
 
 /**
- * GET /api/v1/leases/{id}            one lease, with its candidates and recent events
+ * GET /api/v1/leases/{id}            one lease, with its candidates, recent events and firstSeenAt
  * GET /api/v1/leases/{id}/events     its events, newest first (?since=&types=&limit=&cursor=)
  * GET /api/v1/leases/{id}/renewals   raw recent renewals and per-minute rollups (?since=)
  * The id may come percent-encoded as one segment or as plain segments. A key may itself
@@ -36,8 +36,8 @@ export async function GET(request: Request, { params }: Params) {
       return Response.json(await leaseRenewals(store, leaseId, since), { headers: { 'Cache-Control': 'no-store' } });
     }
     if (!wholeLease) throw new NotFoundError(`No lease "${whole}" is known. Lease ids are <source>/<key>; see GET /api/v1/leases.`);
-    const recent = await listLeaseEvents(store, whole, { limit: 20 });
-    return Response.json({ ...wholeLease, events: recent.events }, { headers: { 'Cache-Control': 'no-store' } });
+    const [recent, firstSeenAt] = await Promise.all([listLeaseEvents(store, whole, { limit: 20 }), leaseFirstSeenAt(store, whole)]);
+    return Response.json({ ...wholeLease, firstSeenAt, events: recent.events }, { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return errorResponse(error);
   }
