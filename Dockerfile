@@ -20,9 +20,11 @@ WORKDIR /app
 ENV NEXT_TELEMETRY_DISABLED=1
 
 # `npm ci` runs the project's postinstall, `prisma generate` (scripts/prisma-generate.mjs),
-# which reads prisma/schema.prisma: both must be there first.
+# which reads prisma/schema.prisma: both must be there first, and so must the stub package
+# that package.json's "overrides" installs in place of Prisma's local streams server.
 COPY package.json package-lock.json ./
 COPY scripts/prisma-generate.mjs scripts/
+COPY scripts/npm-stubs scripts/npm-stubs
 COPY prisma prisma
 RUN npm ci
 
