@@ -117,6 +117,12 @@ const fileSchema = z
         renewalSamplesPerLease: z.number().int().min(10).max(10_000).default(120),
       })
       .prefault({}),
+    metrics: z
+      .strictObject({
+        // Per-lease series on /metrics for at most this many leases (0: none); see README, Metrics.
+        leaseSeriesLimit: z.number().int().min(0).max(100_000).default(1_000),
+      })
+      .prefault({}),
   })
   .superRefine((config, ctx) => {
     const seen = new Map<string, number>();
@@ -516,8 +522,9 @@ function valueAt(root: unknown, at: PathKey[]): unknown {
 }
 
 function knownKeys(root: unknown, at: PathKey[]): string[] {
-  if (at.length === 0) return ['sources', 'pollMs', 'retention', '$schema'];
+  if (at.length === 0) return ['sources', 'pollMs', 'retention', 'metrics', '$schema'];
   if (at[0] === 'retention') return ['rollupDays', 'eventDays', 'renewalSamplesPerLease'];
+  if (at[0] === 'metrics') return ['leaseSeriesLimit'];
   if (at[0] === 'sources' && at.length === 2) {
     const backend = (valueAt(root, at) as { backend?: unknown } | undefined)?.backend;
     const shapes: Record<string, z.ZodObject> = { postgres: postgresSource, redis: redisSource, etcd: etcdSource };

@@ -20,7 +20,8 @@ function registry(): Registry {
   return state.__leaseholdMetrics;
 }
 
-const labelKey = (labels: Labels) =>
+/** Labels as the text format writes them, sorted by name, values escaped (backslash, newline, quote). */
+export const labelKey = (labels: Labels) =>
   Object.entries(labels)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"')}"`)

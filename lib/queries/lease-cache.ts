@@ -323,3 +323,25 @@ export async function leaseListJson(
   parts.push(Buffer.from(']'));
   return { json: Buffer.concat(parts), total, truncated: total > shown, counts: cache.counts, position: position() };
 }
+
+/**
+ * Every lease as it is now, in (source, key) order, at most `limit` of them: for the per-lease
+ * series of /metrics (lib/queries/lease-metrics.ts). `total`: how many there are in all.
+ */
+export async function currentLeases(store: Store, limit: number): Promise<{ leases: LeaseView[]; total: number }> {
+  const cache = await fresh(store);
+  const now = Date.now();
+  pruneHour(cache, now);
+  const leases: LeaseView[] = [];
+  for (const id of orderOf(cache)) {
+    if (leases.length >= limit) break;
+    const entry = cache.entries.get(id);
+    if (!entry) continue;
+    leases.push({
+      ...entry.view,
+      remainingMs: entry.live && entry.expiresAtMs !== null ? Math.max(0, entry.expiresAtMs - now) : null,
+      recentTransitions: entry.transitions.length,
+    });
+  }
+  return { leases, total: cache.entries.size };
+}

@@ -168,6 +168,29 @@ test('/metrics counts leases by source and state, and sources up', async ({ requ
   expect(text).toMatch(new RegExp(`leasehold_read_failures_total\\{source="${OBSERVED.redisSource}"\\} 0`));
 });
 
+test('/metrics has series per lease: holder, remaining time, TTL and token of a lease taken by lib/lease', async ({ request }) => {
+  const client = createLeaseClient({ backend: 'redis', urls: [services.redisUrl] });
+  const key = `${OBSERVED.redisPrefix}metrics`;
+  const lease = (await client.acquire(key, { holder: 'metrics-reader', ttlMs: 30_000 }))!;
+  const id = `${OBSERVED.redisSource}/${key}`;
+  const labels = `lease="${id}",source="${OBSERVED.redisSource}"`;
+  try {
+    await expect
+      .poll(async () => (await (await request.get('/metrics')).text()), { timeout: 10_000 })
+      .toContain(`leasehold_lease_holder_info{holder="${lease.holder}",${labels},state="held"} 1`);
+    const text = await (await request.get('/metrics')).text();
+    expect(text).toContain(`leasehold_lease_token{${labels}} ${lease.token}`);
+    expect(text).toContain(`leasehold_lease_ttl_seconds{${labels}} 30`);
+    const remaining = Number(new RegExp(`leasehold_lease_remaining_seconds\\{${labels.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\} ([\\d.]+)`).exec(text)?.[1]);
+    expect(remaining).toBeGreaterThan(20);
+    expect(remaining).toBeLessThanOrEqual(30);
+    expect(text).toMatch(/leasehold_lease_series_limit 1000/);
+  } finally {
+    await client.release(lease);
+    await client.close();
+  }
+});
+
 test('bad requests get JSON errors naming what was wrong', async ({ request }) => {
   const cases = [
     { path: '/api/v1/leases?state=sideways', status: 400, error: 'invalid_parameter' },

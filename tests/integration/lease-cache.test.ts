@@ -7,6 +7,7 @@ import { openStore, type Store } from '../../lib/db/store';
 import type { LeaseView } from '../../lib/domain/types';
 import { leaseListJson } from '../../lib/queries/lease-cache';
 import { listLeases, type LeaseFilter } from '../../lib/queries/leases';
+import { leaseMetrics } from '../../lib/queries/metrics';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
 
 let db: TestDatabase & { url: string };
@@ -47,6 +48,36 @@ async function both(filter: LeaseFilter) {
 }
 
 const withoutRemaining = (leases: LeaseView[]) => leases.map(({ remainingMs, ...rest }) => ({ ...rest, remaining: remainingMs === null ? null : 'some' }));
+
+// First: the tests after this one change the list.
+describe('series per lease on /metrics', () => {
+  it('one set per lease up to the limit, labels escaped, unknown values left out, the rest counted as omitted', async () => {
+    const all = await leaseMetrics(store, 1_000);
+    const text = all.join('\n');
+    expect(text).toContain('leasehold_lease_holder_info{holder="Worker-1",lease="r/a",source="r",state="held"} 1');
+    // A key with a quote and a backslash: escaped as the text format wants, one series.
+    expect(text).toContain('leasehold_lease_holder_info{holder="",lease="r/b \\"quoted\\", \\\\ odd",source="r",state="free"} 1');
+    // The etcd lease's source is down: stale, and no remaining time is claimed for it.
+    expect(text).toContain('leasehold_lease_holder_info{holder="leader-1",lease="e/x",source="e",state="stale"} 1');
+    expect(text).not.toMatch(/leasehold_lease_remaining_seconds\{lease="e\/x"/);
+    expect(text).toMatch(/leasehold_lease_remaining_seconds\{lease="r\/a",source="r"\} 1\d\.\d+/);
+    expect(text).toContain('leasehold_lease_token{lease="r/a",source="r"} 5');
+    expect(text).toContain('leasehold_lease_ttl_seconds{lease="r/a",source="r"} 30');
+    expect(text).toContain('leasehold_lease_renewal_margin_seconds{lease="r/a",source="r"} 20');
+    // An unfenced lease has no token series; a change of hands in the hour is counted.
+    expect(text).not.toContain('leasehold_lease_token{lease="r/c"');
+    expect(text).toContain('leasehold_lease_changes_of_hands_last_hour{lease="r/a",source="r"} 1');
+    expect(text).toContain('leasehold_lease_series_omitted 0');
+
+    const two = (await leaseMetrics(store, 2)).join('\n');
+    expect(two.match(/^leasehold_lease_holder_info\{/gm)).toHaveLength(2);
+    expect(two).toContain('leasehold_lease_series_limit 2');
+    expect(two).toMatch(/leasehold_lease_series_omitted [1-9]\d*/);
+
+    const none = (await leaseMetrics(store, 0)).join('\n');
+    expect(none).not.toContain('leasehold_lease_holder_info{');
+  });
+});
 
 describe('the cached lease list', () => {
   it.each<[string, LeaseFilter]>([
@@ -118,3 +149,4 @@ describe('the cached lease list', () => {
     expect(withoutRemaining(filtered)).toEqual(withoutRemaining(second.filter((l) => l.source === 'r')));
   });
 });
+

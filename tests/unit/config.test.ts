@@ -62,6 +62,8 @@ describe('valid configurations', () => {
     expect(config.sources[0]).toMatchObject({ tables: [], advisoryLocks: false });
     expect(config.sources[1]).toMatchObject({ match: ['*'], fenceSuffix: ':fence', keyspaceNotifications: 'auto' });
     expect(config.retention).toEqual({ rollupDays: 30, eventDays: 90, renewalSamplesPerLease: 120 });
+    expect(config.metrics).toEqual({ leaseSeriesLimit: 1_000 });
+    expect(load({ metrics: { leaseSeriesLimit: 0 } }).metrics.leaseSeriesLimit).toBe(0);
   });
 
   it('DATABASE_URL selects the Postgres store; PORT and HOST are read', () => {
@@ -82,6 +84,11 @@ describe('valid configurations', () => {
 
 // Each case: the input, and the sentences the person must read (every one must appear).
 const INVALID: { name: string; content: unknown; env?: Record<string, string>; expected: string[] }[] = [
+  {
+    name: 'per-lease metrics: a limit out of range, a misspelt field',
+    content: { metrics: { leaseSeriesLimit: -1, leaseSeriesLimt: 5 } },
+    expected: ['metrics.leaseSeriesLimit', 'metrics.leaseSeriesLimt: unknown field "leaseSeriesLimt" in metrics (did you mean "leaseSeriesLimit"?)'],
+  },
   {
     name: 'broken JSON names the line and column',
     content: '{\n  "sources": [\n    { "name": "a" }\n    { "name": "b" }\n  ]\n}',
