@@ -445,7 +445,7 @@ function Row({
       <span role="cell" className="tabular">
         <Margin lease={lease} health={health} />
       </span>
-      <span role="cell" className={`tabular${health.problems.includes('flapping') ? ' bad-text' : ''}`}>
+      <span role="cell" className={`tabular${health.problems.includes('flapping') ? ' bad-text' : ''}`} data-testid="lease-changes">
         {lease.recentTransitions ?? '—'}
       </span>
     </div>
@@ -488,7 +488,9 @@ function LeaseCard({ lease, health, index, href, sourceRead }: { lease: LiveLeas
         <span className="muted"> · margin </span>
         <Margin lease={lease} health={health} />
         <span className="muted"> · changes 1h </span>
-        <span className={`tabular${health.problems.includes('flapping') ? ' bad-text' : ''}`}>{lease.recentTransitions ?? '—'}</span>
+        <span className={`tabular${health.problems.includes('flapping') ? ' bad-text' : ''}`} data-testid="lease-changes">
+          {lease.recentTransitions ?? '—'}
+        </span>
       </span>
     </div>
   );

@@ -74,9 +74,13 @@ test('a killed holder and a takeover show as a failover on the overview, in the 
   const b = await second.held;
   expect(BigInt(b.token)).toBeGreaterThan(BigInt(a.token));
 
-  // Overview: the new holder, its higher token, and the changes of hands counted.
+  // Overview: the new holder, its higher token, and the change of hands counted once (an
+  // expiry and another holder's grant are two events, one change), live from the stream.
   await expect(row(page, id).getByTestId('lease-holder')).toHaveText(b.holder, { timeout: 5_000 });
   await expect(row(page, id).getByTestId('lease-token')).toHaveText(b.token);
+  await expect(row(page, id).getByTestId('lease-changes')).toHaveText('1');
+  await page.waitForTimeout(1_000); // the stream's events are applied twice a second: nothing more comes
+  await expect(row(page, id).getByTestId('lease-changes')).toHaveText('1');
 
   // The lease's holder timeline: two holders, the failover marked.
   await page.goto(leasePath(id));
@@ -302,6 +306,70 @@ test('filters and deep links survive a reload', async ({ page }) => {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Failovers' }).click();
     await expect(page).toHaveURL(/\/failovers\?range=6h/);
     await expect(page.getByLabel('Time range')).toHaveValue('6h');
+  } finally {
+    await client.release(lease);
+    await client.close();
+  }
+  expect(errors).toEqual([]);
+});
+
+test('a holder that restarts and takes its lease back is told apart from another node taking over', async ({ page }) => {
+  const errors = watchConsole(page);
+  const key = `${OBSERVED.redisPrefix}console-restart`;
+  const id = `${OBSERVED.redisSource}/${key}`;
+  const before = holder(key, 'api-7', { ttlMs: 1_500, renewEveryMs: 300 });
+  const a = await before.held;
+  await openLive(page, `/?q=${encodeURIComponent('console-restart')}`);
+  await expect(row(page, id).getByTestId('lease-holder')).toHaveText(a.holder, { timeout: 5_000 });
+  // The node dies and comes back under the same name: a new lib/lease instance.
+  before.child.kill('SIGKILL');
+  const b = await holder(key, 'api-7', { ttlMs: 1_500, renewEveryMs: 300 }).held;
+  expect(b.holder).not.toBe(a.holder);
+  expect(b.holder.split(':')[0]).toBe('api-7');
+  await expect(row(page, id).getByTestId('lease-holder')).toHaveText(b.holder, { timeout: 5_000 });
+  await expect(row(page, id).getByTestId('lease-changes')).toHaveText('1');
+  await expect(page.getByTestId('counter-failovers-last-hour')).toContainText('restart', { timeout: 5_000 });
+
+  await page.goto(`/failovers?q=${encodeURIComponent('console-restart')}`);
+  const failover = page.locator(`[data-testid="failover-row"][data-lease-id="${id}"]`);
+  await expect(failover).toHaveCount(1, { timeout: 5_000 });
+  await expect(failover.getByTestId('failover-restart')).toHaveText('same node, restarted');
+  await page.getByLabel('Taken by').selectOption('other');
+  await expect(failover).toHaveCount(0);
+  await page.getByLabel('Taken by').selectOption('restart');
+  await expect(failover).toHaveCount(1);
+  await expect(page).toHaveURL(/change=restart/);
+  const api = (await (await page.request.get('/api/v1/failovers?since=15m')).json()) as { failovers: { leaseId: string; restart: boolean }[] };
+  expect(api.failovers.filter((f) => f.leaseId === id)).toEqual([expect.objectContaining({ restart: true })]);
+  expect(errors).toEqual([]);
+});
+
+test('the lease page: its range defaults to what was observed, its last read moves with every read, its event filter offers what can occur', async ({ page }) => {
+  const errors = watchConsole(page);
+  const client = createLeaseClient(redisLease);
+  const key = `${OBSERVED.redisPrefix}console-range`;
+  const id = `${OBSERVED.redisSource}/${key}`;
+  // Held for two minutes and never renewed: nothing about the lease changes while the page is open.
+  const lease = (await client.acquire(key, { holder: 'quiet', ttlMs: 120_000 }))!;
+  try {
+    await expect.poll(async () => (await page.request.get(`/api/v1/leases/${encodeURIComponent(id)}`)).status(), { timeout: 5_000 }).toBe(200);
+    await openLive(page, leasePath(id));
+    await expect(page.getByTestId('lease-holder')).toHaveText(lease.holder);
+    // First seen seconds ago: the shortest range, not the last hour.
+    await expect(page.getByLabel('Time range')).toHaveValue('15m');
+    expect(new URL(page.url()).searchParams.get('range')).toBeNull();
+    // The source is read twice a second: "last read" stays within a couple of seconds.
+    await page.waitForTimeout(4_000);
+    await expect(page.getByTestId('lease-last-read')).toHaveText(/^(just now|[12](\.\d)? s ago)$/);
+    // The event types a lease's events can hold today; none that cannot occur yet.
+    const types = page.getByRole('group', { name: /Event types shown/ }).getByRole('checkbox');
+    await expect(types).toHaveCount(6);
+    await expect(page.getByRole('group', { name: /Event types shown/ })).not.toContainText('force_expired');
+    // Choosing the hour keeps it in the URL; the default is not written there.
+    await page.getByLabel('Time range').selectOption('1h');
+    await expect(page).toHaveURL(/range=1h/);
+    await page.getByLabel('Time range').selectOption('15m');
+    await expect(page).not.toHaveURL(/range=/);
   } finally {
     await client.release(lease);
     await client.close();
