@@ -160,7 +160,7 @@ describe('two collectors against one store', () => {
 });
 
 describe('a collector in another process', () => {
-  it("reaches this process's live stream through the store (LISTEN/NOTIFY)", async () => {
+  it("reaches this process's live stream through the store (LISTEN/NOTIFY): leases, events, and its sources' reads", async () => {
     const prefix = `relay${unique()}:`;
     const configFile = path.join(scratch, 'relay.json');
     writeFileSync(configFile, JSON.stringify({ sources: [{ name: 'relayed', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`] }], pollMs: 200 }));
@@ -184,6 +184,9 @@ describe('a collector in another process', () => {
       await expect
         .poll(() => messages.some((m) => m.type === 'event' && m.event.leaseId === `relayed/${prefix}job` && m.event.type === 'acquired'), { timeout: 5_000 })
         .toBe(true);
+      // And each write of the source's row, so that pages here show its last read moving.
+      const reads = () => new Set(messages.flatMap((m) => (m.type === 'source' && m.source.name === 'relayed' && m.source.status === 'up' ? [m.source.lastGoodReadAt] : [])));
+      await expect.poll(() => reads().size, { timeout: 5_000 }).toBeGreaterThanOrEqual(3);
       await client.release(lease);
     } finally {
       unsubscribe();
