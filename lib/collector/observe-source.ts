@@ -370,7 +370,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
       const { applied, written, published } =
         result.kind === 'full'
           ? await applyAndWrite(true, result.observations, undefined, startedMono, startedWall, gap, result.status, false, result.unread)
-          : await applyAndWrite(false, result.observations, result.covered, startedMono, startedWall, false, null, true);
+          : await applyAndWrite(false, result.observations, result.covered, startedMono, startedWall, false, result.status ?? null, true);
       retryRefused();
       metrics.set('leasehold_source_up', labels, 1);
       if (full) metrics.observe('leasehold_poll_duration_seconds', labels, (now() - startedMono) / 1000);

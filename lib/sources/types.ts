@@ -28,7 +28,8 @@ export type ChangeHint = { keys?: string[]; full?: boolean; gap?: boolean; reaso
 
 export type PollResult =
   | ({ kind: 'full' } & SourceSnapshot)
-  | { kind: 'partial'; covered: string[]; observations: Observation[] };
+  /** `status`: what the backend says of itself, when the poll read it (etcd's Raft leader). */
+  | { kind: 'partial'; covered: string[]; observations: Observation[]; status?: SourceStatusDetail };
 
 /** How often a source whose push stream is live still reads everything, to reconcile. */
 export const RECONCILE_EVERY_MS = 10_000;

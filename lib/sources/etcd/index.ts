@@ -17,8 +17,8 @@
 // (and its exact text made, lib/domain/display.ts) only when its key's mod revision changed,
 // so a megabyte of binary costs once per change, not once per read. Every call has a
 // deadline, and etcd3's own retries are off: the collector backs off a failing source itself.
-import { noop } from 'cockatiel';
-import { Etcd3, type IKeyValue, type Watcher } from 'etcd3';
+import { ConstantBackoff, handleWhen, noop, retry } from 'cockatiel';
+import { Etcd3, isRecoverableError, type IKeyValue, type Watcher } from 'etcd3';
 import type { EtcdSourceConfig } from '../../config';
 import { redactUrlPassword } from '../../config';
 import { displayText } from '../../domain/display';
@@ -98,10 +98,16 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
   const client = new Etcd3({
     hosts: config.endpoints,
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + CALL_TIMEOUT_MS }),
-    // No retries inside the client (by default each call is tried 3 times, deadline each) and
-    // no circuit breaker (whose "the circuit breaker is open" would replace the real reason on
-    // the sources page): a failed read is the collector's to back off from.
-    faultHandling: { global: noop, host: () => noop },
+    // A call that fails on one member for a reason another member may not share (refused, reset,
+    // unavailable) is tried at once on each other member, in the order the client shuffled them:
+    // one dead member of three is no reason to call the cluster down. Nothing more: no retry on
+    // the same member, no wait, and no circuit breaker (whose "the circuit breaker is open" would
+    // replace the real reason on the sources page); a read that fails on every member is the
+    // collector's to back off from.
+    faultHandling: {
+      global: retry(handleWhen(isRecoverableError), { maxAttempts: Math.max(0, config.endpoints.length - 1), backoff: new ConstantBackoff(0) }),
+      host: () => noop,
+    },
     grpcOptions: { 'grpc.max_receive_message_length': MAX_RECEIVE_BYTES },
     ...(config.username ? { auth: { username: config.username, password: config.password ?? '' } } : {}),
   });
@@ -431,9 +437,10 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
         return { kind: 'full', ...(await this.snapshot(signal)) };
       }
       try {
-        // Keys come from the watch; only the TTLs that are due are read.
-        const observations = await observeAll([...mirror.values()], false, pollMs, true);
-        return { kind: 'partial', covered: observations.map((o) => o.key), observations };
+        // Keys come from the watch; only the TTLs that are due are read. The cluster's status
+        // too (two small calls): a new Raft leader shows within a poll, not at the next full read.
+        const [observations, status] = await Promise.all([observeAll([...mirror.values()], false, pollMs, true), clusterStatus()]);
+        return { kind: 'partial', covered: observations.map((o) => o.key), observations, status };
       } catch (error) {
         throw unavailable(error, 'reading lease TTLs');
       }
