@@ -1,6 +1,8 @@
 // Cross-process live updates. A collector in another process writes to the PostgreSQL store
 // and NOTIFYs "leasehold_changes"; this process LISTENs, reads what changed from the store,
 // and publishes it on its own bus, so /api/v1/stream shows changes whoever collected them.
+// The sources' last reads, written with every poll, are not notified: they are read here
+// once a second (one small query) and published when they moved.
 // Changes this process's own collector made are already on the bus and are skipped.
 import pg from 'pg';
 import type { Store } from '../db';
@@ -11,6 +13,9 @@ import { processCollector } from './process';
 const state = globalThis as typeof globalThis & { __leaseholdRelay?: { stop(): void } };
 
 type Payload = { collector: string; source: string; sourceRow?: boolean; leases: string[] | null; events: string[] | null };
+type SourceRecord = Awaited<ReturnType<Store['prisma']['source']['findMany']>>[number];
+/** How often the sources' rows are read for the reads of collectors in other processes. */
+const SOURCE_READS_EVERY_MS = 1_000;
 
 export function ensureRelay(store: Store) {
   if (state.__leaseholdRelay || store.url === null) return;
@@ -23,25 +28,41 @@ export function ensureRelay(store: Store) {
     const source = await store.prisma.source.findUnique({ where: { name: payload.source } });
     const leases = payload.leases?.length === 0 ? [] : await store.prisma.lease.findMany({ where: payload.leases ? { id: { in: payload.leases } } : { sourceName: payload.source } });
     const now = Date.now();
-    if (payload.sourceRow && source) {
-      publish({
-        type: 'source',
-        source: {
-          name: source.name,
-          backend: source.backend,
-          status: source.status,
-          lastGoodReadAt: source.lastGoodReadAt?.toISOString() ?? null,
-          lastError: source.lastError,
-          lastPollMs: source.lastPollMs,
-        },
-      });
-    }
+    if (payload.sourceRow && source) publishSource(source);
     for (const row of leases) publish({ type: 'lease', lease: toLeaseView(row, now, source?.lastGoodReadAt ?? null) });
     if (payload.events?.length) {
       const events = await store.prisma.leaseEvent.findMany({ where: { id: { in: payload.events.map((id) => BigInt(id)) } }, orderBy: { id: 'asc' } });
       for (const event of events) publish({ type: 'event', event: toEventView(event) });
     }
   };
+
+  // What a source's row said when it was last published: a row another process's collector
+  // wrote is published again when its status or last good read moved (the stream tells the
+  // reads of sources this process observes itself as they happen).
+  const told = new Map<string, string>();
+  const publishSource = (source: SourceRecord) => {
+    told.set(source.name, `${source.status}|${source.lastGoodReadAt?.getTime() ?? ''}`);
+    publish({
+      type: 'source',
+      source: {
+        name: source.name,
+        backend: source.backend,
+        status: source.status,
+        lastGoodReadAt: source.lastGoodReadAt?.toISOString() ?? null,
+        lastError: source.lastError,
+        lastPollMs: source.lastPollMs,
+      },
+    });
+  };
+  const readSources = async () => {
+    const own = processCollector()?.id;
+    for (const source of await store.prisma.source.findMany()) {
+      if (source.collectorId === own) continue;
+      if (told.get(source.name) !== `${source.status}|${source.lastGoodReadAt?.getTime() ?? ''}`) publishSource(source);
+    }
+  };
+  const sourceTimer = setInterval(() => void readSources().catch(() => {}), SOURCE_READS_EVERY_MS);
+  sourceTimer.unref();
 
   const connect = async () => {
     while (!stopped) {
@@ -72,6 +93,7 @@ export function ensureRelay(store: Store) {
   state.__leaseholdRelay = {
     stop() {
       stopped = true;
+      clearInterval(sourceTimer);
       void client?.end().catch(() => {});
     },
   };

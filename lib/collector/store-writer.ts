@@ -151,13 +151,14 @@ export async function writeBatch(store: Store, batch: WriteBatch): Promise<Writt
     }
     if (batch.renewals.length > 0) await upsertRenewals(sql, batch);
     if (batch.rollups.length > 0) await upsertRollups(sql, batch);
-    if (sql.kind === 'postgres' && (written.length > 0 || batch.dirty.length > 0 || batch.source !== null)) {
+    if (sql.kind === 'postgres' && (written.length > 0 || batch.dirty.length > 0 || batch.sourceEvents.length > 0)) {
       // Other processes serving the API learn of the change at once (see lib/collector/relay.ts),
-      // and of each write of the source's row (its status, its last good read).
+      // a source's change of status included. (Not of every read: a NOTIFY in each poll's write
+      // slowed the collector measurably; the relay reads the sources' last reads itself.)
       const payload = {
         collector: batch.collector.id,
         source: batch.source?.name ?? batch.dirty[0]?.source,
-        sourceRow: batch.source !== null,
+        sourceRow: batch.sourceEvents.length > 0,
         leases: batch.dirty.length <= 200 ? batch.dirty.map((l) => l.id) : null,
         events: written.length <= 200 ? written.map((e) => e.id) : null,
       };

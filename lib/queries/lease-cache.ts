@@ -235,6 +235,9 @@ function cacheFor(store: Store): Cache {
   cache = created;
   state.__leaseholdLeaseCache.set(store, created);
   ensureRelay(store);
+  // Each source's status as the bus last told it: most source messages only move its last
+  // read (about one a second), and only a change of status marks leases and reloads.
+  const toldStatus = new Map<string, string>();
   created.unsubscribe = subscribe((message) => {
     if (created.loadedAt === 0 && !created.sinceLoad) return; // not loading yet: the first load will see it
     if (message.type === 'lease') {
@@ -245,7 +248,8 @@ function cacheFor(store: Store): Cache {
       const at = Date.parse(message.event.at);
       if (entry) update(message.event.leaseId, entryOf(entry.view, [...entry.transitions, at]));
       if (created.pruneAt !== 0) created.pruneAt = Math.min(created.pruneAt, at + HOUR_MS);
-    } else if (message.type === 'source' && message.source.status !== 'unknown') {
+    } else if (message.type === 'source' && message.source.status !== 'unknown' && toldStatus.get(message.source.name) !== message.source.status) {
+      toldStatus.set(message.source.name, message.source.status);
       // A source going down marks all its leases stale, coming back unmarks them (the store
       // does the same in the write this message follows): done here at once, so the list is
       // current up to this message, as its position says. Then the leases are read again,

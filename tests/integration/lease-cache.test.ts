@@ -148,5 +148,22 @@ describe('the cached lease list', () => {
     const filtered = JSON.parse((await leaseListJson(store, { source: 'r' })).json.toString('utf8')) as LeaseView[];
     expect(withoutRemaining(filtered)).toEqual(withoutRemaining(second.filter((l) => l.source === 'r')));
   });
-});
 
+  it('a source read that changes nothing (about one a second per source) does not read the list again from the store', async () => {
+    const list = async () => JSON.parse((await leaseListJson(store, { source: 'r' })).json.toString('utf8')) as LeaseView[];
+    const holderOfC = async () => (await list()).find((l) => l.id === 'r/c')!.holder;
+    // Whatever the first word of each source's status set off (the relay's first pass over
+    // the sources included) is over first.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await list();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const cached = await holderOfC();
+    // Written to the store behind the cache's back: only a reload would show it.
+    await store.withSql((sql) => sql.query(`UPDATE "Lease" SET holder = 'behind-the-back' WHERE id = 'r/c'`));
+    for (let i = 0; i < 20; i++) publish({ type: 'source', source: { name: 'r', backend: 'redis', status: 'up', lastGoodReadAt: new Date().toISOString(), lastError: null, lastPollMs: 1 } });
+    await list(); // a reload, had one been asked for, would start here...
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await holderOfC()).toBe(cached); // ...and show here
+    expect(cached).not.toBe('behind-the-back');
+  });
+});
