@@ -286,20 +286,31 @@ function mergeIntoList(
 ): LeaseListResponse {
   const seen = new Set<string>();
   const staleBySource = new Map([...sourceUpdates].filter(([, s]) => s.status !== 'unknown').map(([name, s]) => [name, s.status === 'down']));
+  let changed = false;
   const next = old.leases.map((original) => {
     const stale = staleBySource.get(original.source);
     const lease = stale === undefined || stale === original.stale ? original : { ...original, stale };
     seen.add(lease.id);
     const update = updates.get(lease.id);
     const more = added.get(lease.id) ?? 0;
-    if ((!update || (onlyNewer && lease.observedAt > update.observedAt)) && more === 0) return lease;
+    if ((!update || (onlyNewer && lease.observedAt > update.observedAt)) && more === 0) {
+      if (lease !== original) changed = true;
+      return lease;
+    }
+    changed = true;
     const merged = update && !(onlyNewer && lease.observedAt > update.observedAt) ? { ...update, stale: stale ?? update.stale, recentTransitions: update.recentTransitions ?? lease.recentTransitions } : lease;
     return more ? { ...merged, recentTransitions: (merged.recentTransitions ?? 0) + more } : merged;
   });
   // A lease the list has not seen yet (new in a source) joins it.
-  for (const [id, lease] of updates) if (!seen.has(id)) next.push({ ...lease, recentTransitions: lease.recentTransitions ?? added.get(id) ?? 0 });
+  for (const [id, lease] of updates) {
+    if (seen.has(id)) continue;
+    next.push({ ...lease, recentTransitions: lease.recentTransitions ?? added.get(id) ?? 0 });
+    changed = true;
+  }
   const sources = sourceUpdates.size ? old.sources.map((s) => ({ ...s, ...(sourceUpdates.get(s.name) ?? {}) })) : old.sources;
-  return { ...old, leases: next, sources: sources as LeaseListResponse['sources'] };
+  // Most ticks only move the sources' last reads: the lease list keeps its identity then, so
+  // nothing that depends on it (the overview's order of 10,000 rows) is worked out again.
+  return { ...old, leases: changed ? next : old.leases, sources: sources as LeaseListResponse['sources'] };
 }
 
 function parse<T>(message: MessageEvent): T | null {

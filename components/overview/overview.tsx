@@ -124,7 +124,12 @@ function LiveOverview() {
   });
 
   const data = leases.data;
-  const downSources = useMemo(() => new Set((data?.sources ?? []).filter((s) => s.status === 'down').map((s) => s.name)), [data?.sources]);
+  // Keyed by the names down, not the sources' objects (their last reads move every second).
+  const downKey = (data?.sources ?? [])
+    .filter((s) => s.status === 'down')
+    .map((s) => s.name)
+    .join('\u0000');
+  const downSources = useMemo(() => new Set(downKey ? downKey.split('\u0000') : []), [downKey]);
   const live = useSourceStatuses();
   const sourceRead = useMemo(() => new Map((data?.sources ?? []).map((s) => [s.name, (live.get(s.name) ?? s).lastGoodReadAt])), [data?.sources, live]);
   // Order changes with the data (twice a second at most), not with every clock tick.
