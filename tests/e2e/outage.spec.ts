@@ -101,6 +101,7 @@ for (const size of [
     }
     const shownAfter = Date.now() - opened;
     test.info().annotations.push({ type: 'outage view shown after', description: `${shownAfter} ms` });
+    process.stderr.write(`e2e: outage view (${size.name}) shown ${shownAfter} ms after opening\n`);
     expect(shownAfter).toBeLessThanOrEqual(2_000);
 
     // Each source in words: down since when, and why; the one never read says so.
