@@ -29,6 +29,17 @@ const DOMAIN_FORBIDDEN = {
   ],
 };
 
+// lib/lease is the lease library applications use: it must stand alone, so that it can be
+// copied or published without the rest of Leasehold. It imports packages and its own files only.
+const LEASE_FORBIDDEN = {
+  patterns: [
+    {
+      group: ['../*', '@/*'],
+      message: 'lib/lease stands alone (it is copied or published on its own): import only packages and files of lib/lease.',
+    },
+  ],
+};
+
 export default tseslint.config(
   {
     ignores: ['.next/**', 'node_modules/**', 'lib/generated/**', 'next-env.d.ts', '.leasehold/**', 'test-results/**', 'playwright-report/**', '.scratch/**', 'bench/out/**'],
@@ -57,5 +68,10 @@ export default tseslint.config(
     files: ['lib/domain/**/*.ts'],
     ignores: ['lib/domain/**/*.test.ts'],
     rules: { 'no-restricted-imports': ['error', DOMAIN_FORBIDDEN] },
+  },
+  {
+    files: ['lib/lease/**/*.ts'],
+    ignores: ['lib/lease/**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', LEASE_FORBIDDEN] },
   },
 );

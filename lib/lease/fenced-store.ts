@@ -10,7 +10,7 @@ import pg from 'pg';
 import { quoteTable } from './postgres';
 import { DEFAULT_CALL_TIMEOUT_MS, withDeadline } from './deadline';
 import { BackendUnavailableError } from './errors';
-import type { PgPoolLike } from '../db/pg-like';
+import type { PgPoolLike } from './pg-pool';
 
 export type FencedStoreOptions = {
   /** Where the tables are: a connection URL, or a pool of one's own (`pool`). */

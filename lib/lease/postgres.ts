@@ -10,7 +10,7 @@ import pg from 'pg';
 import { BackendUnavailableError, LeaseLostError } from './errors';
 import { DEFAULT_CALL_TIMEOUT_MS, throwIfAborted, withDeadline } from './deadline';
 import type { CallOptions, LeaseBackend, LeaseInfo } from './types';
-import type { PgPoolLike } from '../db/pg-like';
+import type { PgPoolLike } from './pg-pool';
 
 export type PostgresLeaseOptions = {
   /** Where the lease table is: a connection URL, or a pool of one's own (`pool`). */

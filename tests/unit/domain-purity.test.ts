@@ -38,3 +38,16 @@ describe('lib/domain stays free of I/O and frameworks', () => {
     expect(await restrictedImports("import pg from 'pg';\nexport const x = pg;\n", 'lib/db/example.ts')).toEqual([]);
   });
 });
+
+describe('lib/lease stands alone: packages and its own files only', () => {
+  it.each(["import type { PgPoolLike } from '../db/pg-like';", "import { getConfig } from '@/lib/config';", "import { displayText } from '../domain/display';"])(
+    'rejects %s',
+    async (line) => {
+      expect(await restrictedImports(`${line}\nexport const x = 1;\n`, 'lib/lease/example.ts')).toHaveLength(1);
+    },
+  );
+
+  it.each(["import type { PgPoolLike } from './pg-pool';", "import Redis from 'ioredis';", "import { randomBytes } from 'node:crypto';"])('allows %s', async (line) => {
+    expect(await restrictedImports(`${line}\nexport const x = 1;\n`, 'lib/lease/example.ts')).toEqual([]);
+  });
+});
