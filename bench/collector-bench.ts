@@ -24,7 +24,7 @@ import Redis from 'ioredis';
 import pg from 'pg';
 import type { Config } from '../lib/config';
 import { startCollector } from '../lib/collector';
-import { subscribe } from '../lib/collector/bus';
+import { subscribe } from '../lib/live/bus';
 import type { ReadReport } from '../lib/collector/observe-source';
 import { openStore } from '../lib/db/store';
 import { createPostgresDatabase } from '../tests/support/databases';

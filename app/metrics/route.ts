@@ -1,7 +1,7 @@
 // GET /metrics : Prometheus text format. What this process's collector counts, plus the
 // store's view of every source and lease (so a process that only serves the API reports too),
 // and series per lease up to metrics.leaseSeriesLimit.
-import { renderMetrics } from '@/lib/collector/metrics';
+import { renderMetrics } from '@/lib/metrics';
 import { getConfig } from '@/lib/config';
 import { getStore } from '@/lib/db';
 import { leaseMetrics, storeMetrics } from '@/lib/queries/metrics';

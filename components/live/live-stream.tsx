@@ -48,7 +48,7 @@ export function Providers({ children }: { children: ReactNode }) {
 }
 
 /**
- * Positions (lib/collector/bus.ts): every stream message has one, and the lease list says up
+ * Positions (lib/live/bus.ts): every stream message has one, and the lease list says up
  * to which it is current. A list is brought up to the stream by applying exactly the messages
  * after its position, in order: none missed, none twice, none older than the list. A list
  * read before the stream's first message makes the stream start again right after the list

@@ -16,7 +16,7 @@ import { pglitePool } from '../db/pglite-pool';
 import { redactUrlsIn, scrub, secretsOf } from '../redact';
 import { createSources } from '../sources/registry';
 import type { LeaseSource } from '../sources/types';
-import { metrics } from './metrics';
+import { metrics } from '../metrics';
 import { observeSource, type ObserveOptions } from './observe-source';
 import { StaleOwnerError } from './store-writer';
 

@@ -21,8 +21,8 @@ import { eventView, leaseView } from '../domain/views';
 import { linkedTimeout } from '../lease/deadline';
 import { SourceUnavailableError } from '../sources/errors';
 import type { LeaseSource, PollResult, UnreadScope } from '../sources/types';
-import { publish } from './bus';
-import { metrics } from './metrics';
+import { publish } from '../live/bus';
+import { metrics } from '../metrics';
 import { StaleOwnerError, loadSource, writeBatchSalvaging, type RefusedLease, type SourceRow, type WriteBatch, type WrittenEvent } from './store-writer';
 
 export type ObserveOptions = {

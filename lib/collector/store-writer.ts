@@ -152,7 +152,7 @@ export async function writeBatch(store: Store, batch: WriteBatch): Promise<Writt
     if (batch.renewals.length > 0) await upsertRenewals(sql, batch);
     if (batch.rollups.length > 0) await upsertRollups(sql, batch);
     if (sql.kind === 'postgres' && (written.length > 0 || batch.dirty.length > 0 || batch.sourceEvents.length > 0)) {
-      // Other processes serving the API learn of the change at once (see lib/collector/relay.ts),
+      // Other processes serving the API learn of the change at once (see lib/live/relay.ts),
       // a source's change of status included. (Not of every read: a NOTIFY in each poll's write
       // slowed the collector measurably; the relay reads the sources' last reads itself.)
       const payload = {

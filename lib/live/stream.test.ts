@@ -3,8 +3,8 @@
 // The same over real sockets against `next start`: tests/e2e/stream-backpressure.spec.ts.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LeaseEventView } from '../domain/types';
-import { position, publish, seqOf, type BusMessage } from '../collector/bus';
-import { renderMetrics } from '../collector/metrics';
+import { position, publish, seqOf, type BusMessage } from './bus';
+import { renderMetrics } from '../metrics';
 import { loadConfig } from '../config';
 import { clientAddress } from '../api/peer';
 import { admitStreamClient, openLiveStream, streamLimits, StreamClientTooSlow } from './stream';

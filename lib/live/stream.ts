@@ -19,8 +19,8 @@
 // Each live message is rendered once for every stream (the same bytes are queued for all), so
 // clients that lag share the bytes they hold; replayed messages are rendered only as the
 // client takes them (pull), so a resume far back is not held in memory at once.
-import { metrics } from '../collector/metrics';
-import { position, seqOf, subscribe, type BusMessage } from '../collector/bus';
+import { metrics } from '../metrics';
+import { position, seqOf, subscribe, type BusMessage } from './bus';
 import { getConfig, type Config } from '../config';
 
 export const STREAM_BUFFER_BYTES = 256 * 1024;

@@ -2,7 +2,7 @@
 import 'server-only';
 import type { Config, SourceConfig } from '../config';
 import { redactUrl, scrub, secretsOf } from '../redact';
-import { subscribe } from '../collector/bus';
+import { subscribe } from '../live/bus';
 import type { Store } from '../db';
 
 export type SourceRow = {

@@ -12,8 +12,9 @@
 // request copies the chunks and writes the digits into the slots (the rest of a slot stays
 // spaces, which JSON allows after a value). An update rebuilds only its lease's chunk.
 import 'server-only';
-import { position, subscribe } from '../collector/bus';
-import { ensureRelay } from '../collector/relay';
+import { position, subscribe } from '../live/bus';
+import { processCollector } from '../collector/process';
+import { ensureRelay } from '../live/relay';
 import type { Store } from '../db';
 import type { LeaseView } from '../domain/types';
 import { CHANGE_TYPES, isChangeOfHands } from '../domain/health';
@@ -234,7 +235,7 @@ function cacheFor(store: Store): Cache {
   };
   cache = created;
   state.__leaseholdLeaseCache.set(store, created);
-  ensureRelay(store);
+  ensureRelay(store, () => processCollector()?.id);
   // Each source's status as the bus last told it: most source messages only move its last
   // read (about one a second), and only a change of status marks leases and reloads.
   const toldStatus = new Map<string, string>();
@@ -295,7 +296,7 @@ export async function leaseListJson(
   truncated: boolean;
   /** all leases, per source */
   counts: ReadonlyMap<string, number>;
-  /** the live bus's position this list is current to (lib/collector/bus.ts) */
+  /** the live bus's position this list is current to (lib/live/bus.ts) */
   position: string;
 }> {
   const cache = await fresh(store);

@@ -1,4 +1,4 @@
-import { labelKey } from '../collector/metrics';
+import { labelKey } from '../metrics';
 import type { Store } from '../db';
 import { currentLeases } from './lease-cache';
 

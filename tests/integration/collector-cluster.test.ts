@@ -9,8 +9,8 @@ import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../lib/config';
 import { startCollector, type Collector } from '../../lib/collector';
-import { subscribe, type BusMessage } from '../../lib/collector/bus';
-import { ensureRelay } from '../../lib/collector/relay';
+import { subscribe, type BusMessage } from '../../lib/live/bus';
+import { ensureRelay } from '../../lib/live/relay';
 import { openStore, type Store } from '../../lib/db/store';
 import { createLeaseClient } from '../../lib/lease';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
@@ -166,7 +166,7 @@ describe('a collector in another process', () => {
     writeFileSync(configFile, JSON.stringify({ sources: [{ name: 'relayed', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`] }], pollMs: 200 }));
     const messages: BusMessage[] = [];
     const { unsubscribe } = subscribe((message) => messages.push(message));
-    ensureRelay(store);
+    ensureRelay(store, () => undefined);
     const child = spawn(process.execPath, ['--import', 'tsx', 'bin/leasehold.ts', 'collect'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: db.url, LEASEHOLD_CONFIG: configFile },

@@ -37,7 +37,7 @@ import Redis from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCollector } from '../../lib/collector';
-import { subscribe, type BusMessage } from '../../lib/collector/bus';
+import { subscribe, type BusMessage } from '../../lib/live/bus';
 import type { ReadReport } from '../../lib/collector/observe-source';
 import type { Config, SourceConfig } from '../../lib/config';
 import { openStore, type Store } from '../../lib/db/store';

@@ -2,7 +2,7 @@
 // says (lib/queries/leases.ts listLeases, the reference), for every filter, and follows the
 // live bus between reads of the store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publish } from '../../lib/collector/bus';
+import { publish } from '../../lib/live/bus';
 import { openStore, type Store } from '../../lib/db/store';
 import type { LeaseView } from '../../lib/domain/types';
 import { leaseListJson } from '../../lib/queries/lease-cache';

@@ -3,7 +3,7 @@
 //   event: lease   data: a lease (DESIGN.md section 5)
 //   event: event   data: a lease event
 //   event: source  data: a source's status change
-// Every message has an id, its position on this server's bus (lib/collector/bus.ts). A
+// Every message has an id, its position on this server's bus (lib/live/bus.ts). A
 // stream resumes after a position, from ?after=<position> (the lease list's `position`) or
 // the Last-Event-ID an EventSource sends when it reconnects: the messages after it come first.
 // `gap: true` in hello says that could not be done (a position of another process, or too
@@ -12,8 +12,9 @@
 // Bounded: a client that stops reading is dropped (and resumes when it reconnects); at most
 // LEASEHOLD_STREAM_MAX_CLIENTS streams, LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS per address,
 // 429 past either (lib/live/stream.ts).
-import type { BusMessage } from '@/lib/collector/bus';
-import { ensureRelay } from '@/lib/collector/relay';
+import type { BusMessage } from '@/lib/live/bus';
+import { processCollector } from '@/lib/collector/process';
+import { ensureRelay } from '@/lib/live/relay';
 import { getStore } from '@/lib/db';
 import { errorResponse } from '@/lib/errors';
 import { clientAddress } from '@/lib/api/peer';
@@ -43,7 +44,7 @@ export async function GET(request: Request) {
     admission.release();
     return errorResponse(error);
   }
-  ensureRelay(store);
+  ensureRelay(store, () => processCollector()?.id);
   const search = new URL(request.url).searchParams;
   // An EventSource reconnecting sends the last id it saw: newer than the ?after= it started with.
   const after = request.headers.get('last-event-id') ?? search.get('after');

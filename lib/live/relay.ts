@@ -6,9 +6,8 @@
 // Changes this process's own collector made are already on the bus and are skipped.
 import pg from 'pg';
 import type { Store } from '../db';
-import { toEventView, toLeaseView } from '../queries/leases';
+import { toEventView, toLeaseView } from '../db/lease-views';
 import { publish } from './bus';
-import { processCollector } from './process';
 
 const state = globalThis as typeof globalThis & { __leaseholdRelay?: { stop(): void } };
 
@@ -17,14 +16,18 @@ type SourceRecord = Awaited<ReturnType<Store['prisma']['source']['findMany']>>[n
 /** How often the sources' rows are read for the reads of collectors in other processes. */
 const SOURCE_READS_EVERY_MS = 1_000;
 
-export function ensureRelay(store: Store) {
+/**
+ * Starts relaying (once per process). `ownCollector`: the id of this process's collector, if
+ * any, whose changes are already on the bus (lib/collector/process.ts processCollector).
+ */
+export function ensureRelay(store: Store, ownCollector: () => string | undefined) {
   if (state.__leaseholdRelay || store.url === null) return;
   const url = store.url;
   let stopped = false;
   let client: pg.Client | null = null;
 
   const relay = async (payload: Payload) => {
-    if (payload.collector === processCollector()?.id) return;
+    if (payload.collector === ownCollector()) return;
     const source = await store.prisma.source.findUnique({ where: { name: payload.source } });
     const leases = payload.leases?.length === 0 ? [] : await store.prisma.lease.findMany({ where: payload.leases ? { id: { in: payload.leases } } : { sourceName: payload.source } });
     const now = Date.now();
@@ -55,7 +58,7 @@ export function ensureRelay(store: Store) {
     });
   };
   const readSources = async () => {
-    const own = processCollector()?.id;
+    const own = ownCollector();
     for (const source of await store.prisma.source.findMany()) {
       if (source.collectorId === own) continue;
       if (told.get(source.name) !== `${source.status}|${source.lastGoodReadAt?.getTime() ?? ''}`) publishSource(source);
