@@ -1,5 +1,5 @@
 // `npm run build`: the Prisma client, `next build`, then what the server needs beside the
-// build: what it was made from (lib/build-fingerprint.ts, so that `npm start` builds again
+// build: what it was made from (scripts/tooling/build-fingerprint.ts, so that `npm start` builds again
 // when the source changes) and the template new embedded data directories are copied from
 // (lib/db/pglite-template.ts, so that the server never runs PGlite's initdb itself).
 //
@@ -13,10 +13,10 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FINGERPRINT_FILE, sourceFingerprint, staleBuild } from '../lib/build-fingerprint';
+import { FINGERPRINT_FILE, sourceFingerprint, staleBuild } from './tooling/build-fingerprint';
 import { makeTemplate } from '../lib/db/pglite-template';
-import { takeDirLock } from '../lib/dir-lock';
-import { describeEnd, runChild } from '../lib/run-child';
+import { takeDirLock } from './tooling/dir-lock';
+import { describeEnd, runChild } from './tooling/run-child';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ifStale = process.argv.includes('--if-stale');
@@ -28,7 +28,7 @@ const releaseLock = await takeDirLock(path.join(root, '.leasehold', 'build.lock'
   process.exit(1);
 });
 
-// A signal while a step runs is passed on to it (lib/run-child.ts) and ends the build when the
+// A signal while a step runs is passed on to it (scripts/tooling/run-child.ts) and ends the build when the
 // step has ended; one while waiting or making the template ends it at once. The lock goes either way.
 let stepRunning = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

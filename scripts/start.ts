@@ -5,9 +5,9 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { staleBuild } from '../lib/build-fingerprint';
+import { staleBuild } from './tooling/build-fingerprint';
 import { ConfigError, loadConfig } from '../lib/config';
-import { describeEnd, runChild } from '../lib/run-child';
+import { describeEnd, runChild } from './tooling/run-child';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const nextBin = path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
@@ -48,7 +48,7 @@ try {
   }
 }
 
-// A build of older code is not served: after a `git pull` it is made again (lib/build-fingerprint.ts).
+// A build of older code is not served: after a `git pull` it is made again (scripts/tooling/build-fingerprint.ts).
 const stale = staleBuild(root);
 if (stale) {
   console.log(`leasehold: ${stale}; building first (about 30 s)`);

@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shots=(demo-overview demo-lease demo-failovers demo-digest stack-demo-overview stack-demo-sources
-       overview-source-down lease-detail-renewals overview-dark lease-unknown)
+       overview-source-down lease-detail-renewals overview-dark lease-unknown
+       outage-overview-desktop outage-overview-phone phone-overview phone-menu-open phone-lease phone-failovers)
 mkdir -p docs/tour
 for shot in "${shots[@]}"; do
   if [[ ! -f test-results/screenshots/$shot.png ]]; then

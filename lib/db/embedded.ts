@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import { processAlive } from '../process-alive';
+import { processAlive } from './process-alive';
 import { fillFromTemplate, isDataDirectory } from './pglite-template';
 
 export class StoreLockedError extends Error {

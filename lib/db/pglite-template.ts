@@ -11,7 +11,7 @@
 // catalog). When there is none, PGlite initializes the directory itself, as before.
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { processAlive } from '../process-alive';
+import { processAlive } from './process-alive';
 
 /** The PGlite version installed under `root`, or null when it cannot be read. */
 function pgliteVersion(root: string): string | null {

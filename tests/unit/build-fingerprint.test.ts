@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { FINGERPRINT_FILE, sourceFingerprint, staleBuild } from '@/lib/build-fingerprint';
+import { FINGERPRINT_FILE, sourceFingerprint, staleBuild } from '../../scripts/tooling/build-fingerprint';
 
 let root: string;
 afterEach(() => rmSync(root, { recursive: true, force: true }));

@@ -1,10 +1,10 @@
-// The build lock (lib/dir-lock.ts): one holder at a time, the others wait; a dead holder's lock is taken over.
+// The build lock (scripts/tooling/dir-lock.ts): one holder at a time, the others wait; a dead holder's lock is taken over.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { takeDirLock } from '@/lib/dir-lock';
+import { takeDirLock } from '../../scripts/tooling/dir-lock';
 
 const dirs: string[] = [];
 const scratch = () => {
@@ -115,7 +115,7 @@ describe('takeDirLock', () => {
     writeFileSync(
       worker,
       `import { appendFileSync } from 'node:fs';
-       import { takeDirLock } from ${JSON.stringify(path.resolve('lib/dir-lock.ts'))};
+       import { takeDirLock } from ${JSON.stringify(path.resolve('scripts/tooling/dir-lock.ts'))};
        const release = await takeDirLock(${JSON.stringify(lock)}, { pollMs: 5 });
        appendFileSync(${JSON.stringify(log)}, 'in ' + process.pid + '\\n');
        await new Promise((r) => setTimeout(r, 150));

@@ -1,5 +1,5 @@
 // Whether a pid belongs to a live process: the stale-lock checks of the embedded store
-// (lib/db/embedded.ts), the build lock (lib/dir-lock.ts) and the template's sweep share it.
+// (lib/db/embedded.ts), the build lock (scripts/tooling/dir-lock.ts) and the template's sweep share it.
 import { readFileSync } from 'node:fs';
 
 /** True when pid names a running process that is not a zombie. */

@@ -6,7 +6,7 @@
 // the lock the first had just made).
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { processAlive } from './process-alive';
+import { processAlive } from '../../lib/db/process-alive';
 
 const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
 let bootIdRead: string | undefined;
