@@ -310,6 +310,7 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     for (const lease of applied.renewedOnly) renewalsDue.leases.set(lease.id, lease);
     for (const lease of batch.dirty) renewalsDue.leases.delete(lease.id);
     renewalsDue.renewals.push(...applied.renewals);
+    if (applied.renewals.length) metrics.inc('leasehold_renewals_total', labels, applied.renewals.length);
     // A keys-lane read that only saw renewals need not touch the store now.
     // A read that changed nothing writes nothing, except that a poll refreshes the source's
     // "last good read" once a second.

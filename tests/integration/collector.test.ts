@@ -8,6 +8,7 @@ import type { SourceConfig } from '../../lib/config';
 import type { Collector } from '../../lib/collector';
 import { openStore, type Store } from '../../lib/db/store';
 import type { LeaseClientOptions } from '../../lib/lease';
+import { renderMetrics } from '../../lib/metrics';
 import { testCollector } from '../support/collector';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
 import { startRedisServer, type RedisServer } from '../support/redis-servers';
@@ -158,8 +159,10 @@ describe('collector', () => {
     const lease = await store.prisma.lease.findUniqueOrThrow({ where: { id: `r4/${key}` } });
     expect(lease.renewedAt!.getTime()).toBeGreaterThan(Date.now() - 3_000);
     expect(lease.expiresAt!.getTime()).toBeGreaterThan(Date.now());
-    // Only state changes are events: renewals are not.
+    // Only state changes are events: renewals are not. They are counted on /metrics.
     expect((await events(`r4/${key}`)).map((e) => e.type)).toEqual(['acquired']);
+    const renewalsCounted = Number(/^leasehold_renewals_total\{source="r4"\} (\d+)$/m.exec(renderMetrics())?.[1] ?? 0);
+    expect(renewalsCounted).toBeGreaterThanOrEqual(4);
     await collector.stop();
     const rollups = await store.prisma.renewalRollup.findMany({ where: { leaseId: `r4/${key}` } });
     expect(rollups.reduce((sum, r) => sum + r.count, 0)).toBeGreaterThanOrEqual(samples.length);
