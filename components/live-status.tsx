@@ -33,7 +33,8 @@ export function LiveStatus() {
     why = `no answer from the Leasehold server since ${new Date(started).toISOString().slice(11, 19)} UTC; what you see may be behind`;
   } else {
     text = 'Live';
-    const words = [...sources.values()].map((source) => sourceWords(source, now));
+    // A source no longer in the config (still in the store) is nothing to wait for.
+    const words = [...sources.values()].filter((source) => source.configured !== false).map((source) => sourceWords(source, now));
     const down = words.filter((w) => w.state === 'down');
     const unread = words.filter((w) => w.state === 'unread');
     if (down.length) {
