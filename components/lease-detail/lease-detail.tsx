@@ -76,7 +76,10 @@ function Loaded({
   rangeMs: number;
   rangeLabel: string;
 }) {
-  const overview = rangeValue === '1h' ? '/' : `/?range=${encodeURIComponent(rangeValue)}`;
+  // The range goes back to the overview only when it was chosen (in the URL), not when it is this page's own default.
+  const [params] = useUrlState();
+  const chosen = params.get('range');
+  const overview = chosen && chosen === rangeValue ? `/?range=${encodeURIComponent(chosen)}` : '/';
   return (
     <>
       <p className={styles.crumbs}>
