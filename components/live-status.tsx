@@ -16,8 +16,10 @@ const SLOW_MS = 3_000;
 export function LiveStatus() {
   const { status, since } = useLiveStatus();
   const now = useNow(1_000);
-  // The sources' status, for every page (the overview and the sources page read it anyway).
-  useQuery({ queryKey: ['sources'], queryFn: ({ signal }) => fetchJson<{ sources: SourceStatusView[] }>('/api/v1/sources', signal) });
+  // The sources' status, for every page, under a key of its own: under the sources page's
+  // ['sources'] its answer could reach that page before the page hydrates, and the page would
+  // then draw data where the server drew its skeleton (React #418, seen on /sources in CI).
+  useQuery({ queryKey: ['sources', 'for the live status'], queryFn: ({ signal }) => fetchJson<{ sources: SourceStatusView[] }>('/api/v1/sources', signal) });
   const sources = useSourceStatuses();
   const started = since || (typeof performance === 'undefined' ? 0 : performance.timeOrigin);
   const waited = now && started ? Math.max(0, now - started) : 0;

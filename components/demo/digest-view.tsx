@@ -6,12 +6,16 @@ import { leaseIdPath } from '@/lib/domain/lease-id';
 import { EmptyState } from '../ui/empty-state';
 import { LoadError } from '../ui/load-error';
 import { When } from '../when';
+import { useHydrated } from '../live/hydrated';
 import { useDemo } from './use-demo';
 
 const SCHEDULER_LEASE = 'demo/pixly.leases/weekly-digest-scheduler';
 
 export function DigestView() {
   const demo = useDemo();
+  // The sidebar's demo card reads the same query, maybe before this page hydrates.
+  const hydrated = useHydrated();
+  if (!hydrated) return <div className="vtable-skeleton" aria-busy="true" aria-label="Loading the demo" />;
   if (demo.isError) return <LoadError title="The demo cannot be read" error={demo.error} onRetry={() => void demo.refetch()} retriesItself="It is read again every two seconds" />;
   if (demo.data === undefined) return <div className="vtable-skeleton" aria-busy="true" aria-label="Loading the demo" />;
   if (demo.data === null) {

@@ -5,6 +5,7 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { fetchJson } from '@/components/live/api';
+import { useHydrated } from '@/components/live/hydrated';
 import { EmptyState } from '@/components/ui/empty-state';
 import { LoadError } from '@/components/ui/load-error';
 import { When } from '@/components/when';
@@ -22,8 +23,11 @@ export function SourcesView() {
     refetchInterval: REFRESH_EVERY_MS,
   });
 
+  // Another part of the console may have this data before this page hydrates: the server's
+  // skeleton is drawn until then (components/live/hydrated.ts).
+  const hydrated = useHydrated();
   let body: ReactNode;
-  if (query.isPending) {
+  if (query.isPending || !hydrated) {
     body = <SourcesSkeleton />;
   } else if (query.isError && !query.data) {
     body = <LoadError title="Sources could not be loaded" error={query.error} onRetry={() => void query.refetch()} retriesItself="The page tries again every few seconds" />;
