@@ -31,12 +31,10 @@ export function noteListedSources(sources: readonly SourceStatusView[]) {
   for (const source of sources) {
     const known = statuses.get(source.name);
     const newer = !known || !streamed.has(source.name) || (source.lastGoodReadAt ?? '') > (known.lastGoodReadAt ?? '');
-    if (!newer) {
-      // Fields only lists carry (target, detail, downSince when the stream did not know it).
-      if (known.downSince === undefined && source.downSince !== undefined) (next ??= new Map(statuses)).set(source.name, { ...source, ...known, downSince: source.downSince });
-      continue;
-    }
-    (next ??= new Map(statuses)).set(source.name, { ...known, ...source });
+    // An older list still fills in the fields the stream does not carry (target, detail, and
+    // downSince when the stream did not know it); a newer one wins.
+    if (newer) (next ??= new Map(statuses)).set(source.name, { ...known, ...source });
+    else if (Object.keys(source).some((field) => !(field in known))) (next ??= new Map(statuses)).set(source.name, { ...source, ...known });
   }
   if (next) set(next);
 }

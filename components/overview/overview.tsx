@@ -4,12 +4,13 @@
 // cannot be read. The list is fetched once and kept current by the live stream.
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useDeferredValue, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
+import { useDeferredValue, useEffect, useMemo, useState } from 'react';
 import { countLeases, marginTone, type LeaseHealth } from '@/lib/domain/health';
 import { leaseIdPath } from '@/lib/domain/lease-id';
 import { overviewRows, parseOverviewFilter, SORTS, STATE_FILTERS, type OverviewRow, type Sort, type StateFilter } from '@/lib/domain/overview';
 import { fetchJson } from '../live/api';
 import { withLocalDeadline, type LeaseListResponse, type LiveLease } from '../live/types';
+import { useHydrated } from '../live/hydrated';
 import { useNarrow } from '../live/narrow';
 import { useNow } from '../live/now';
 import { useSourceStatuses } from '../live/source-status';
@@ -58,15 +59,13 @@ async function loadLeases(signal: AbortSignal): Promise<LeaseListResponse> {
   return { ...body, leases: body.leases.map((lease) => withLocalDeadline(lease, now)) };
 }
 
-const noSubscription = () => () => {};
-
 /**
  * Everything on the overview comes from the browser's own reads (the list, the live stream,
  * the clock), so the server renders its frame only and the browser renders the rest after
  * hydration: nothing the server rendered can differ from what the browser would.
  */
 export function Overview() {
-  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+  const hydrated = useHydrated();
   if (!hydrated) return <OverviewFrame />;
   return <LiveOverview />;
 }
@@ -415,18 +414,20 @@ function Row({
     );
   }
   const { lease, health } = row;
-  if (card) return <LeaseCard lease={lease} health={health} index={index} href={href} sourceRead={sourceRead.get(lease.source) ?? lease.observedAt} />;
+  const read = sourceRead.get(lease.source) ?? lease.observedAt;
+  const flapping = health.problems.includes('flapping') ? ' bad-text' : '';
+  // One lease, two layouts: a row of columns on a desktop, a card of four lines on a phone.
   return (
     <div
       role="row"
       aria-rowindex={index + 2}
-      className={`lease-row${health.problems.length ? ' has-problem' : ''}${lease.stale ? ' stale' : ''}`}
+      className={`${card ? 'lease-card' : 'lease-row'}${health.problems.length ? ' has-problem' : ''}${lease.stale ? ' stale' : ''}`}
       data-testid="lease-row"
       data-lease-id={lease.id}
       data-state={lease.state}
       data-stale={lease.stale ? 'true' : 'false'}
     >
-      <span role="cell" className="mono key" title={lease.id}>
+      <span role="cell" className={`mono key${card ? ' card-key' : ''}`} title={lease.id}>
         {/* A long key is cut in its path, not its name: "pixly.leases/fl…/server-13", not "pixly.leases/fleet/ser…". */}
         <Link prefetch={false} href={href(lease.id)}>
           <span className="key-path">{lease.key.slice(0, lease.key.lastIndexOf('/') + 1)}</span>
@@ -434,69 +435,46 @@ function Row({
         </Link>
         <span className="muted kind">{lease.kind}</span>
       </span>
-      <span role="cell">
-        <StateBadge lease={lease} health={health} sourceRead={sourceRead.get(lease.source) ?? lease.observedAt} />
+      <span role="cell" className={card ? 'card-state' : undefined}>
+        <StateBadge lease={lease} health={health} sourceRead={read} />
       </span>
-      <span role="cell" className="mono" title={lease.holder ?? (lease.lastHolder ? `last held by ${lease.lastHolder}` : undefined)} data-testid="lease-holder">
-        {lease.holder ?? (lease.lastHolder ? <span className="muted">was {lease.lastHolder}</span> : <span className="muted">—</span>)}
+      {card ? (
+        <span role="cell" className="card-remaining">
+          <Countdown lease={lease} />
+        </span>
+      ) : null}
+      <span role="cell" className={`mono${card ? ' card-holder' : ''}`} title={lease.holder ?? (lease.lastHolder ? `last held by ${lease.lastHolder}` : undefined)} data-testid="lease-holder">
+        {lease.holder ?? (lease.lastHolder ? <span className="muted">was {lease.lastHolder}</span> : <span className="muted">{card ? 'no holder' : '—'}</span>)}
         {lease.candidates.length ? <span className="muted"> +{lease.candidates.length} waiting</span> : null}
       </span>
-      <span role="cell" className="mono tabular" data-testid="lease-token">
-        {lease.token ?? (lease.state === 'held' ? <span className="warn-text">unfenced</span> : <span className="muted">—</span>)}
-      </span>
-      <span role="cell">
-        <Countdown lease={lease} />
-      </span>
-      <span role="cell" className="tabular">
-        <Margin lease={lease} health={health} />
-      </span>
-      <span role="cell" className={`tabular${health.problems.includes('flapping') ? ' bad-text' : ''}`} data-testid="lease-changes">
-        {lease.recentTransitions ?? '—'}
-      </span>
-    </div>
-  );
-}
-
-/** A lease on a phone: key and kind; state and time left; the holder, whole; token, margin and changes. */
-function LeaseCard({ lease, health, index, href, sourceRead }: { lease: LiveLease; health: LeaseHealth; index: number; href: (id: string) => string; sourceRead: string | null }) {
-  return (
-    <div
-      role="row"
-      aria-rowindex={index + 2}
-      className={`lease-card${health.problems.length ? ' has-problem' : ''}${lease.stale ? ' stale' : ''}`}
-      data-testid="lease-row"
-      data-lease-id={lease.id}
-      data-state={lease.state}
-      data-stale={lease.stale ? 'true' : 'false'}
-    >
-      <span role="cell" className="mono key card-key" title={lease.id}>
-        <Link prefetch={false} href={href(lease.id)}>
-          <span className="key-path">{lease.key.slice(0, lease.key.lastIndexOf('/') + 1)}</span>
-          <span className="key-name">{lease.key.slice(lease.key.lastIndexOf('/') + 1)}</span>
-        </Link>
-        <span className="muted kind">{lease.kind}</span>
-      </span>
-      <span role="cell" className="card-state">
-        <StateBadge lease={lease} health={health} sourceRead={sourceRead} />
-      </span>
-      <span role="cell" className="card-remaining">
-        <Countdown lease={lease} />
-      </span>
-      <span role="cell" className="mono card-holder" title={lease.holder ?? (lease.lastHolder ? `last held by ${lease.lastHolder}` : undefined)} data-testid="lease-holder">
-        {lease.holder ?? (lease.lastHolder ? <span className="muted">was {lease.lastHolder}</span> : <span className="muted">no holder</span>)}
-        {lease.candidates.length ? <span className="muted"> +{lease.candidates.length} waiting</span> : null}
-      </span>
-      <span role="cell" className="card-foot small">
-        <span className="mono tabular" data-testid="lease-token">
-          {lease.token !== null ? `token ${lease.token}` : lease.state === 'held' ? <span className="warn-text">unfenced</span> : <span className="muted">no token</span>}
+      {card ? (
+        <span role="cell" className="card-foot small">
+          <span className="mono tabular" data-testid="lease-token">
+            {lease.token !== null ? `token ${lease.token}` : lease.state === 'held' ? <span className="warn-text">unfenced</span> : <span className="muted">no token</span>}
+          </span>
+          <span className="muted"> · margin </span>
+          <Margin lease={lease} health={health} />
+          <span className="muted"> · changes 1h </span>
+          <span className={`tabular${flapping}`} data-testid="lease-changes">
+            {lease.recentTransitions ?? '—'}
+          </span>
         </span>
-        <span className="muted"> · margin </span>
-        <Margin lease={lease} health={health} />
-        <span className="muted"> · changes 1h </span>
-        <span className={`tabular${health.problems.includes('flapping') ? ' bad-text' : ''}`} data-testid="lease-changes">
-          {lease.recentTransitions ?? '—'}
-        </span>
-      </span>
+      ) : (
+        <>
+          <span role="cell" className="mono tabular" data-testid="lease-token">
+            {lease.token ?? (lease.state === 'held' ? <span className="warn-text">unfenced</span> : <span className="muted">—</span>)}
+          </span>
+          <span role="cell">
+            <Countdown lease={lease} />
+          </span>
+          <span role="cell" className="tabular">
+            <Margin lease={lease} health={health} />
+          </span>
+          <span role="cell" className={`tabular${flapping}`} data-testid="lease-changes">
+            {lease.recentTransitions ?? '—'}
+          </span>
+        </>
+      )}
     </div>
   );
 }
