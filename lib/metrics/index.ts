@@ -20,11 +20,14 @@ function registry(): Registry {
   return state.__leaseholdMetrics;
 }
 
-/** Labels as the text format writes them, sorted by name, values escaped (backslash, newline, quote). */
+/** A label value as the text format writes it between quotes: backslash, newline and quote escaped. */
+export const labelValue = (value: string) => value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+
+/** Labels as the text format writes them, sorted by name, values escaped. */
 export const labelKey = (labels: Labels) =>
   Object.entries(labels)
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"')}"`)
+    .map(([k, v]) => `${k}="${labelValue(v)}"`)
     .join(',');
 
 function series<T>(map: Map<string, Map<string, T>>, name: string): Map<string, T> {

@@ -18,7 +18,8 @@ import { ensureRelay } from '../live/relay';
 import type { Store } from '../db';
 import type { LeaseView } from '../domain/types';
 import { CHANGE_TYPES, isChangeOfHands } from '../domain/health';
-import { type LeaseFilter, toLeaseView } from './leases';
+import { toLeaseView } from '../db/lease-views';
+import type { LeaseFilter } from './leases';
 
 const REFRESH_MS = 15_000;
 const CHUNK = 256;
@@ -64,6 +65,9 @@ type Cache = {
 };
 
 const state = globalThis as typeof globalThis & { __leaseholdLeaseCache?: WeakMap<Store, Cache> };
+
+/** Time left on a lease's countdown now, or null when it has none (not held, stale, no expiry). */
+const remainingOf = (entry: Entry, now: number) => (entry.live && entry.expiresAtMs !== null ? Math.max(0, entry.expiresAtMs - now) : null);
 
 function entryOf(view: LeaseView, transitions: number[]): Entry {
   // As toLeaseView: a countdown only for a lease held, not stale, with a known expiry.
@@ -322,7 +326,8 @@ export async function leaseListJson(
     total++;
     if (shown >= limit) continue;
     if (shown > 0) parts.push(COMMA);
-    parts.push(entry.head, entry.live && entry.expiresAtMs !== null ? Buffer.from(String(Math.max(0, entry.expiresAtMs - now))) : NULL, entry.tail);
+    const remaining = remainingOf(entry, now);
+    parts.push(entry.head, remaining === null ? NULL : Buffer.from(String(remaining)), entry.tail);
     shown++;
   }
   parts.push(Buffer.from(']'));
@@ -331,7 +336,7 @@ export async function leaseListJson(
 
 /**
  * Every lease as it is now, in (source, key) order, at most `limit` of them: for the per-lease
- * series of /metrics (lib/queries/lease-metrics.ts). `total`: how many there are in all.
+ * series of /metrics (lib/queries/metrics.ts leaseMetrics). `total`: how many there are in all.
  */
 export async function currentLeases(store: Store, limit: number): Promise<{ leases: LeaseView[]; total: number }> {
   const cache = await fresh(store);
@@ -344,7 +349,7 @@ export async function currentLeases(store: Store, limit: number): Promise<{ leas
     if (!entry) continue;
     leases.push({
       ...entry.view,
-      remainingMs: entry.live && entry.expiresAtMs !== null ? Math.max(0, entry.expiresAtMs - now) : null,
+      remainingMs: remainingOf(entry, now),
       recentTransitions: entry.transitions.length,
     });
   }

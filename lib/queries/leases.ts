@@ -2,8 +2,6 @@
 import type { Store } from '../db';
 import type { Prisma } from '../generated/prisma/client';
 import { ms, toEventView, toLeaseView } from '../db/lease-views';
-
-export { toEventView, toLeaseView };
 import type { EventType, LeaseEventView, LeaseState, LeaseView } from '../domain/types';
 import { CHANGE_TYPES, isChangeOfHands, isRestart } from '../domain/health';
 

@@ -1,8 +1,6 @@
-import { labelKey } from '../metrics';
+import { labelKey, labelValue as label } from '../metrics';
 import type { Store } from '../db';
 import { currentLeases } from './lease-cache';
-
-const label = (value: string) => labelKey({ v: value }).slice(3, -1);
 
 /** Store-wide series: leases by source and state, sources up or down and who observes them. */
 export async function storeMetrics(store: Store): Promise<string[]> {
