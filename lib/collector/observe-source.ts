@@ -15,7 +15,8 @@
 // not at every failed attempt.
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
 import type { Store } from '../db';
-import { applyRead, type Observation, type ReadContext, type TrackedLease } from '../domain/observe';
+import { applyRead } from '../domain/apply-read';
+import type { Observation, ReadContext, TrackedLease } from '../domain/observe';
 import { minuteOf, rollupRenewals, type RenewalPoint } from '../domain/renewal-stats';
 import { eventView, leaseView } from '../domain/views';
 import { linkedTimeout } from '../lease/deadline';
