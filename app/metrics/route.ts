@@ -1,21 +1,22 @@
 // GET /metrics : Prometheus text format. What this process's collector counts, plus the
 // store's view of every source and lease (so a process that only serves the API reports too),
 // and series per lease up to metrics.leaseSeriesLimit.
-import { renderMetrics } from '@/lib/metrics';
+import { Registry } from 'prom-client';
+import { metricsRegistry } from '@/lib/metrics';
 import { getConfig } from '@/lib/config';
 import { getStore } from '@/lib/db';
-import { leaseMetrics, storeMetrics } from '@/lib/queries/metrics';
+import { leaseRegistry, storeDownRegistry, storeRegistry } from '@/lib/queries/metrics';
 
 export const dynamic = 'force-dynamic';
 
 export async function GET() {
-  let extra: string[];
+  let fromStore: Registry[];
   try {
     const store = await getStore();
-    const [sources, leases] = await Promise.all([storeMetrics(store), leaseMetrics(store, getConfig().metrics.leaseSeriesLimit)]);
-    extra = [...sources, ...leases];
+    fromStore = await Promise.all([storeRegistry(store), leaseRegistry(store, getConfig().metrics.leaseSeriesLimit)]);
   } catch {
-    extra = ['# HELP leasehold_store_up 1 when the store answered this scrape.', '# TYPE leasehold_store_up gauge', 'leasehold_store_up 0'];
+    fromStore = [storeDownRegistry()];
   }
-  return new Response(renderMetrics(extra), { headers: { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Cache-Control': 'no-store' } });
+  const registry = Registry.merge([metricsRegistry(), ...fromStore]);
+  return new Response(await registry.metrics(), { headers: { 'Content-Type': registry.contentType, 'Cache-Control': 'no-store' } });
 }

@@ -87,7 +87,7 @@ describe('the live stream', () => {
     const reader = handle.stream.getReader();
     await expect(reader.closed).rejects.toBeInstanceOf(StreamClientTooSlow);
     expect(((await reader.closed.catch((error: Error) => error)) as Error).name).toBe('AbortError');
-    expect(renderMetrics()).toMatch(/^leasehold_stream_dropped_total\{\} [1-9]/m);
+    expect(await renderMetrics()).toMatch(/^leasehold_stream_dropped_total [1-9]/m);
   });
 
   it('drops at once a client whose queue reaches the hard cap', async () => {

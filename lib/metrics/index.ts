@@ -1,110 +1,101 @@
-// The collector's own numbers, for /metrics (Prometheus text format). One registry per
-// process, on globalThis.
-
-type Labels = Record<string, string>;
+// The collector's own numbers, for /metrics (Prometheus text format), kept by prom-client.
+// One registry per process, on globalThis: Next may load this module twice, and prom-client
+// throws when a metric name (the default process metrics' included) is registered twice.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 const POLL_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-type Histogram = { buckets: number[]; sum: number; count: number };
+// Every metric this process keeps: name, help and label names. Labels are written sorted by name.
+const GAUGES = {
+  leasehold_source_up: ['1 when the last read of the source succeeded, 0 when it failed.', ['source']],
+  leasehold_source_owned: ['1 for each source this process observes (holds the ownership lease of).', ['collector', 'source']],
+  leasehold_tracked_leases: ['Leases this process tracks, by source and state.', ['source', 'state']],
+  leasehold_stream_clients: ['Live streams (GET /api/v1/stream) open in this process.', []],
+} as const;
+const COUNTERS = {
+  leasehold_events_total: ['Lease and source events written, by source and type.', ['source', 'type']],
+  leasehold_renewals_total: ['Renewals observed, by source.', ['source']],
+  leasehold_read_failures_total: ['Reads of a source that failed.', ['source']],
+  leasehold_store_write_failures_total: ['Store writes that failed and were retried.', []],
+  leasehold_store_refused_leases_total: ['Leases the store would not take as they were (written as unknown instead), by source.', ['source']],
+  leasehold_stream_dropped_total: ['Live streams dropped because their client stopped reading.', []],
+  leasehold_stream_rejected_total: ['Live streams refused with 429, by the cap reached (server, address).', ['reason']],
+} as const;
+const HISTOGRAMS = {
+  leasehold_poll_duration_seconds: ['Time to read a source and write what changed, per read.', ['source']],
+} as const;
 
-type Registry = {
-  counters: Map<string, Map<string, number>>;
-  gauges: Map<string, Map<string, number>>;
-  histograms: Map<string, Map<string, Histogram>>;
+type Spec = readonly [help: string, labelNames: readonly string[]];
+type LabelsOf<S extends Spec> = Record<S[1][number], string>;
+type GaugeName = keyof typeof GAUGES;
+type CounterName = keyof typeof COUNTERS;
+type HistogramName = keyof typeof HISTOGRAMS;
+
+type ProcessMetrics = {
+  registry: Registry;
+  gauges: Record<GaugeName, Gauge>;
+  counters: Record<CounterName, Counter>;
+  histograms: Record<HistogramName, Histogram>;
+  /** The label sets each gauge holds, for `clear` (prom-client removes one exact label set only). */
+  gaugeSeries: Map<GaugeName, Map<string, Record<string, string>>>;
 };
 
-const state = globalThis as typeof globalThis & { __leaseholdMetrics?: Registry };
+const state = globalThis as typeof globalThis & { __leaseholdPromMetrics?: ProcessMetrics };
 
-function registry(): Registry {
-  state.__leaseholdMetrics ??= { counters: new Map(), gauges: new Map(), histograms: new Map() };
-  return state.__leaseholdMetrics;
+function build<N extends string, M>(specs: Record<N, Spec>, make: (name: N, help: string, labelNames: string[]) => M): Record<N, M> {
+  return Object.fromEntries((Object.entries(specs) as [N, Spec][]).map(([name, [help, labelNames]]) => [name, make(name, help, [...labelNames])])) as Record<N, M>;
 }
 
-/** A label value as the text format writes it between quotes: backslash, newline and quote escaped. */
-export const labelValue = (value: string) => value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
-
-/** Labels as the text format writes them, sorted by name, values escaped. */
-export const labelKey = (labels: Labels) =>
-  Object.entries(labels)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => `${k}="${labelValue(v)}"`)
-    .join(',');
-
-function series<T>(map: Map<string, Map<string, T>>, name: string): Map<string, T> {
-  let values = map.get(name);
-  if (!values) {
-    values = new Map();
-    map.set(name, values);
-  }
-  return values;
+function processMetrics(): ProcessMetrics {
+  if (state.__leaseholdPromMetrics) return state.__leaseholdPromMetrics;
+  const registry = new Registry();
+  const registers = [registry];
+  const created: ProcessMetrics = {
+    registry,
+    gauges: build(GAUGES, (name, help, labelNames) => new Gauge({ name, help, labelNames, registers })),
+    counters: build(COUNTERS, (name, help, labelNames) => new Counter({ name, help, labelNames, registers })),
+    histograms: build(HISTOGRAMS, (name, help, labelNames) => new Histogram({ name, help, labelNames, buckets: POLL_BUCKETS_S, registers })),
+    gaugeSeries: new Map(),
+  };
+  collectDefaultMetrics({ register: registry });
+  state.__leaseholdPromMetrics = created;
+  return created;
 }
+
+/** This process's registry (created on first use; the same one on every later call). */
+export const metricsRegistry = (): Registry => processMetrics().registry;
+
+/** Labels sorted by name: prom-client writes them in the order of the object's keys. */
+const sorted = <L extends Record<string, string>>(labels: L): L => Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) as L;
 
 export const metrics = {
-  inc(name: string, labels: Labels, by = 1) {
-    const values = series(registry().counters, name);
-    const key = labelKey(labels);
-    values.set(key, (values.get(key) ?? 0) + by);
+  inc<N extends CounterName>(name: N, labels: LabelsOf<(typeof COUNTERS)[N]>, by = 1) {
+    processMetrics().counters[name].inc(sorted(labels), by);
   },
-  set(name: string, labels: Labels, value: number) {
-    series(registry().gauges, name).set(labelKey(labels), value);
+  set<N extends GaugeName>(name: N, labels: LabelsOf<(typeof GAUGES)[N]>, value: number) {
+    const { gauges, gaugeSeries } = processMetrics();
+    const key = sorted(labels);
+    gauges[name].set(key, value);
+    let series = gaugeSeries.get(name);
+    if (!series) gaugeSeries.set(name, (series = new Map()));
+    series.set(JSON.stringify(key), key);
   },
   /** Drops every series of a gauge matching `labels` (a source no longer owned, say). */
-  clear(name: string, labels: Labels) {
-    const values = registry().gauges.get(name);
-    if (!values) return;
-    const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-    for (const key of values.keys()) if (wanted.every((w) => key.split(',').includes(w))) values.delete(key);
-  },
-  observe(name: string, labels: Labels, seconds: number) {
-    const values = series(registry().histograms, name);
-    const key = labelKey(labels);
-    let histogram = values.get(key);
-    if (!histogram) {
-      histogram = { buckets: POLL_BUCKETS_S.map(() => 0), sum: 0, count: 0 };
-      values.set(key, histogram);
+  clear<N extends GaugeName>(name: N, labels: Partial<LabelsOf<(typeof GAUGES)[N]>>) {
+    const { gauges, gaugeSeries } = processMetrics();
+    const series = gaugeSeries.get(name);
+    if (!series) return;
+    const wanted = Object.entries(labels);
+    for (const [key, held] of series) {
+      if (!wanted.every(([k, v]) => held[k] === v)) continue;
+      gauges[name].remove(held);
+      series.delete(key);
     }
-    POLL_BUCKETS_S.forEach((bound, i) => {
-      if (seconds <= bound) histogram!.buckets[i]! += 1;
-    });
-    histogram.sum += seconds;
-    histogram.count += 1;
+  },
+  observe<N extends HistogramName>(name: N, labels: LabelsOf<(typeof HISTOGRAMS)[N]>, seconds: number) {
+    processMetrics().histograms[name].observe(sorted(labels), seconds);
   },
 };
 
-const HELP: Record<string, [string, string]> = {
-  leasehold_source_up: ['gauge', '1 when the last read of the source succeeded, 0 when it failed.'],
-  leasehold_source_owned: ['gauge', '1 for each source this process observes (holds the ownership lease of).'],
-  leasehold_tracked_leases: ['gauge', 'Leases this process tracks, by source and state.'],
-  leasehold_events_total: ['counter', 'Lease and source events written, by source and type.'],
-  leasehold_renewals_total: ['counter', 'Renewals observed, by source.'],
-  leasehold_read_failures_total: ['counter', 'Reads of a source that failed.'],
-  leasehold_store_write_failures_total: ['counter', 'Store writes that failed and were retried.'],
-  leasehold_store_refused_leases_total: ['counter', 'Leases the store would not take as they were (written as unknown instead), by source.'],
-  leasehold_poll_duration_seconds: ['histogram', 'Time to read a source and write what changed, per read.'],
-  leasehold_stream_clients: ['gauge', 'Live streams (GET /api/v1/stream) open in this process.'],
-  leasehold_stream_dropped_total: ['counter', 'Live streams dropped because their client stopped reading.'],
-  leasehold_stream_rejected_total: ['counter', 'Live streams refused with 429, by the cap reached (server, address).'],
-};
-
-/** The registry in Prometheus text exposition format (version 0.0.4). */
-export function renderMetrics(extra: string[] = []): string {
-  const { counters, gauges, histograms } = registry();
-  const lines: string[] = [];
-  const header = (name: string) => {
-    const [type, help] = HELP[name] ?? ['untyped', name];
-    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-  };
-  for (const [name, values] of [...gauges, ...counters]) {
-    header(name);
-    for (const [labels, value] of values) lines.push(`${name}{${labels}} ${value}`);
-  }
-  for (const [name, values] of histograms) {
-    header(name);
-    for (const [labels, h] of values) {
-      const prefix = labels ? `${labels},` : '';
-      POLL_BUCKETS_S.forEach((bound, i) => lines.push(`${name}_bucket{${prefix}le="${bound}"} ${h.buckets[i]}`));
-      lines.push(`${name}_bucket{${prefix}le="+Inf"} ${h.count}`, `${name}_sum{${labels}} ${h.sum}`, `${name}_count{${labels}} ${h.count}`);
-    }
-  }
-  return `${[...lines, ...extra].join('\n')}\n`;
-}
+/** This process's registry in Prometheus text exposition format (version 0.0.4). */
+export const renderMetrics = (): Promise<string> => metricsRegistry().metrics();

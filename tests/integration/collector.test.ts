@@ -161,7 +161,7 @@ describe('collector', () => {
     expect(lease.expiresAt!.getTime()).toBeGreaterThan(Date.now());
     // Only state changes are events: renewals are not. They are counted on /metrics.
     expect((await events(`r4/${key}`)).map((e) => e.type)).toEqual(['acquired']);
-    const renewalsCounted = Number(/^leasehold_renewals_total\{source="r4"\} (\d+)$/m.exec(renderMetrics())?.[1] ?? 0);
+    const renewalsCounted = Number(/^leasehold_renewals_total\{source="r4"\} (\d+)$/m.exec(await renderMetrics())?.[1] ?? 0);
     expect(renewalsCounted).toBeGreaterThanOrEqual(4);
     await collector.stop();
     const rollups = await store.prisma.renewalRollup.findMany({ where: { leaseId: `r4/${key}` } });

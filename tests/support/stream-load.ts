@@ -264,7 +264,10 @@ export async function readStream(url: string, ms: number, headers: Record<string
   return { status: response.status, messages, bytes };
 }
 
-/** A series of GET /metrics, by its full name with labels (`leasehold_stream_clients{}`); null when absent. */
+/**
+ * A series of GET /metrics, by its full name with labels (`leasehold_stream_clients{}`); null
+ * when absent. A series without labels may be written with or without `{}`: the same series.
+ */
 export async function metricValue(url: string, series: string): Promise<number | null> {
   let text = '';
   for (let attempt = 1; ; attempt++) {
@@ -277,7 +280,8 @@ export async function metricValue(url: string, series: string): Promise<number |
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
-  for (const line of text.split('\n')) if (line.startsWith(`${series} `)) return Number(line.slice(series.length + 1));
+  const names = series.endsWith('{}') ? [series, series.slice(0, -2)] : [series];
+  for (const line of text.split('\n')) for (const name of names) if (line.startsWith(`${name} `)) return Number(line.slice(name.length + 1));
   return null;
 }
 
