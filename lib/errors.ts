@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConfigError, knownSecrets, redactUrlPassword } from './config';
 import { redactUrlsIn, scrub } from './redact';
+import { logger } from './log';
 import { StoreLockedError } from './db/embedded';
 import { MigrationError } from './db/migrate';
 import { InvalidLeaseIdError } from './domain/lease-id';
@@ -19,7 +20,7 @@ const NETWORK_CODES: Record<string, string> = {
   EAI_AGAIN: 'host name lookup failed',
 };
 
-export function toPublicError(error: unknown, log: (line: string) => void = console.error): PublicError {
+export function toPublicError(error: unknown, log: (line: string) => void = (line) => logger('server').error(line)): PublicError {
   if (error instanceof ConfigError) {
     return { status: 500, error: 'config_invalid', message: error.message };
   }
@@ -49,7 +50,7 @@ export function toPublicError(error: unknown, log: (line: string) => void = cons
   // driver's error may carry the store's URL), give the person a reference.
   const reference = randomUUID().slice(0, 8);
   const details = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  log(`[leasehold] error ${reference}: ${scrub(redactUrlsIn(details), knownSecrets())}`);
+  log(`error ${reference}: ${scrub(redactUrlsIn(details), knownSecrets())}`);
   return {
     status: 500,
     error: 'internal',

@@ -7,6 +7,7 @@
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import { logger } from '../log';
 import { processAlive } from './process-alive';
 import { fillFromTemplate, isDataDirectory } from './pglite-template';
 
@@ -84,7 +85,7 @@ export async function openEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
   try {
     // A new directory starts as a copy of the template `npm run build` made (lib/db/pglite-template.ts).
     const fromTemplate = !isDataDirectory(dataDir) && fillFromTemplate(dataDir);
-    if (fromTemplate) console.log(`[leasehold] store: new embedded data directory ${dataDir}, copied from the template`);
+    if (fromTemplate) logger('store').info(`new embedded data directory ${dataDir}, copied from the template`);
     mkdirSync(dataDir, { recursive: true });
     // Imported here, not at the top: `next build` imports modules while collecting page
     // data, and loading PGlite's WASM there is wasted work.

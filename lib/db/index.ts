@@ -1,6 +1,7 @@
 // The process-wide store. Pages, route handlers and instrumentation.ts each get their own
 // copy of this module under Next, so the open store lives on globalThis.
 import { getConfig } from '../config';
+import { lineLogger } from '../log';
 import { openStore, type Store } from './store';
 
 const processState = globalThis as typeof globalThis & { __leaseholdStore?: Promise<Store> };
@@ -8,7 +9,7 @@ const processState = globalThis as typeof globalThis & { __leaseholdStore?: Prom
 /** The store of this process, opened (and migrated) on first use. A failed open is retried on the next call. */
 export function getStore(): Promise<Store> {
   processState.__leaseholdStore ??= openStore(getConfig().store, {
-    log: (line) => console.log(`[leasehold] store: ${line}`),
+    log: lineLogger('store'),
   }).catch((error: unknown) => {
     processState.__leaseholdStore = undefined;
     throw error;

@@ -10,6 +10,7 @@
 import { setMaxListeners } from 'node:events';
 import type { PGlite } from '@electric-sql/pglite';
 import { pglitePool } from '../db/pglite-pool';
+import { lineLogger } from '../log';
 import { createBackend } from '../lease/client';
 import { createFencedStore, createLeaseClient, type FencedStore, type LeaseClient } from '../lease';
 import { setUp } from './digest';
@@ -44,7 +45,7 @@ type Server = { name: string; gate: Gate; stop: AbortController; client: LeaseCl
 
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const { db } = options;
-  const log = options.log ?? ((line: string) => console.log(`[leasehold] demo: ${line}`));
+  const log = options.log ?? lineLogger('demo');
   const serverCount = options.servers ?? 18;
   const sql = pgliteSql(db);
   await setUp(sql, options.users ?? 3_000);
