@@ -7,8 +7,14 @@ import { startProcessCollector, stopProcessCollector } from './collector/process
 import { StoreLockedError } from './db/embedded';
 import { MigrationError } from './db/migrate';
 import { toPublicError } from './errors';
+import { logger } from './log';
+import { retrying } from './time/retry';
+
+const log = () => logger('boot');
 
 const bootState = globalThis as typeof globalThis & { __leaseholdBooted?: boolean; __leaseholdStopping?: boolean };
+/** Aborted on SIGTERM/SIGINT: ends the retries of opening the store. */
+const shutdown = new AbortController();
 
 export async function boot(): Promise<void> {
   if (bootState.__leaseholdBooted) return;
@@ -22,46 +28,52 @@ export async function boot(): Promise<void> {
     throw error;
   }
   const where = config.store.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.store.dataDir}`;
-  console.log(`[leasehold] store: ${where}`);
+  logger('store').info(where);
 
   installShutdown();
-  await startWithStore(config, Date.now(), 1);
+  // Boot waits for the first attempt (and what follows a good one); later attempts run on
+  // their own while the server serves.
+  await new Promise<void>((attempted) => void startWithStore(config, Date.now(), attempted).finally(attempted));
 }
 
 /**
  * Opens the store, then starts the demo and the collector. A store that is locked by another
  * process or cannot be migrated will not get better by waiting: stop with the reason. A store
  * that cannot be reached yet (PostgreSQL still starting, a network blip) might: keep serving
- * (/api/health says 503, requests retry the open) and try again, 1 s, 2 s, ... up to every
- * 30 s, so that observation starts by itself when the store comes. Before, the collector of a
- * server started before its store never ran.
+ * (/api/health says 503, requests retry the open) and try again after a backoff with jitter
+ * from 1 s up to 30 s (lib/time/retry.ts), so that observation starts by itself when the store
+ * comes.
  */
-async function startWithStore(config: Config, startedAt: number, attempt: number): Promise<void> {
-  if (bootState.__leaseholdStopping) return;
-  let store;
-  try {
-    store = await getStore();
-    const status = await store.migrationStatus();
-    console.log(
-      `[leasehold] store ready in ${Date.now() - startedAt} ms: ${status.applied.length} of ${status.known.length} migrations applied`,
-    );
-  } catch (error) {
-    if (error instanceof StoreLockedError || error instanceof MigrationError) fatal(error.message);
-    const delayMs = Math.min(30_000, 1_000 * 2 ** Math.min(attempt - 1, 5));
-    console.error(`[leasehold] store not available yet: ${toPublicError(error).message} (trying again in ${delayMs / 1000} s; the collector starts when it is)`);
-    setTimeout(() => void startWithStore(config, startedAt, attempt + 1), delayMs).unref();
-    return;
-  }
-  if (bootState.__leaseholdStopping) return;
+async function startWithStore(config: Config, startedAt: number, attempted: () => void): Promise<void> {
+  const store = await retrying(
+    async () => {
+      const store = await getStore();
+      const status = await store.migrationStatus();
+      log().info(`store ready in ${Date.now() - startedAt} ms: ${status.applied.length} of ${status.known.length} migrations applied`);
+      return store;
+    },
+    {
+      what: 'opening the store',
+      signal: shutdown.signal,
+      initialDelayMs: 1_000,
+      maxDelayMs: 30_000,
+      fatal: (error) => error instanceof StoreLockedError || error instanceof MigrationError,
+      onFailure: ({ error, delayMs }) => {
+        log().warn(`store not available yet: ${toPublicError(error).message} (trying again in ${(delayMs / 1000).toFixed(1)} s; the collector starts when it is)`);
+        attempted();
+      },
+    },
+  ).catch((error: unknown) => fatal((error as Error).message));
+  if (!store || bootState.__leaseholdStopping) return;
   // The demo fleet first: its tables exist before the collector's first read of them.
   if (config.demo && store.pglite) {
     try {
       const { startDemo } = await import('./demo');
       await startDemo(store, { faults: process.env.LEASEHOLD_DEMO_FAULTS !== 'off', users: demoUsers() });
-      console.log('[leasehold] demo: the weekly-digest fleet runs in this process (no sources configured; LEASEHOLD_DEMO=off to turn it off)');
+      logger('demo').info('the weekly-digest fleet runs in this process (no sources configured; LEASEHOLD_DEMO=off to turn it off)');
     } catch (error) {
       // The console still serves (the demo source shows as down): say why, once.
-      console.error(`[leasehold] demo: could not start: ${toPublicError(error).message}`);
+      logger('demo').error(`could not start: ${toPublicError(error).message}`);
     }
   }
   // The collector runs inside the server unless it is deployed on its own (`leasehold collect`).
@@ -77,7 +89,7 @@ function demoUsers(): number | undefined {
 }
 
 function fatal(message: string): never {
-  console.error(`[leasehold] cannot start: ${message}`);
+  log().fatal(`cannot start: ${message}`);
   process.exit(1);
 }
 
@@ -87,12 +99,13 @@ function installShutdown() {
     if (stopping) return;
     stopping = true;
     bootState.__leaseholdStopping = true;
-    console.log(`[leasehold] ${signal}: closing the store`);
+    shutdown.abort();
+    log().info(`${signal}: closing the store`);
     const timer = setTimeout(() => process.exit(1), 10_000);
     stopProcessCollector()
       .then(async () => (await import('./demo')).stopDemo())
       .then(closeStore)
-      .catch((error: unknown) => console.error(`[leasehold] closing the store failed: ${String(error)}`))
+      .catch((error: unknown) => log().error({ err: error }, 'closing the store failed'))
       .finally(() => {
         clearTimeout(timer);
         process.exit(0);

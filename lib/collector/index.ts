@@ -16,7 +16,9 @@ import { pglitePool } from '../db/pglite-pool';
 import { redactUrlsIn, scrub, secretsOf } from '../redact';
 import { createSources } from '../sources/registry';
 import type { LeaseSource } from '../sources/types';
+import { lineLogger } from '../log';
 import { metrics } from '../metrics';
+import { retrying } from '../time/retry';
 import { observeSource, type ObserveOptions } from './observe-source';
 import { StaleOwnerError } from './store-writer';
 
@@ -39,7 +41,7 @@ export type Collector = {
 
 export function startCollector(options: CollectorOptions): Collector {
   const id = options.collectorId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const log = options.log ?? ((line: string) => console.log(`[leasehold] collector: ${line}`));
+  const log = options.log ?? lineLogger('collector');
   const ttlMs = options.ownershipTtlMs ?? options.config.collectorLeaseTtlMs;
   const sources = createSources(options.config, options.store.pglite ? pglitePool(options.store.pglite) : null);
   const stop = new AbortController();
@@ -56,20 +58,17 @@ export function startCollector(options: CollectorOptions): Collector {
     owned.add(source.name);
     metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 1);
     try {
-      // An observer that fails for any reason but a lost ownership starts again: the
-      // collector must not quietly stop watching a source.
-      while (!signal.aborted) {
-        try {
-          await observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead }, signal);
-        } catch (error) {
-          if (error instanceof StaleOwnerError) {
-            log(error.message);
-            return;
-          }
-          log(`${source.name}: observer failed (${scrub(redactUrlsIn(String((error as Error)?.stack ?? error)), secretsOf(options.config))}); restarting in 1 s`);
-          await new Promise((resolve) => setTimeout(resolve, 1_000));
-        }
-      }
+      // An observer that fails for any reason but a lost ownership starts again (after 1 s,
+      // growing to 30 s if it keeps failing): the collector must not quietly stop watching a source.
+      await retrying(() => observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead }, signal), {
+        what: `${source.name}: observer`,
+        signal,
+        initialDelayMs: 1_000,
+        maxDelayMs: 30_000,
+        fatal: (error) => error instanceof StaleOwnerError,
+        onFailure: ({ error, delayMs }) =>
+          log(`${source.name}: observer failed (${scrub(redactUrlsIn(String((error as Error)?.stack ?? error)), secretsOf(options.config))}); restarting in ${(delayMs / 1000).toFixed(1)} s`),
+      }).catch((error: unknown) => log((error as Error).message));
     } finally {
       const left = running.get(source.name)! - 1;
       running.set(source.name, left);

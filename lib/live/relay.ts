@@ -7,6 +7,7 @@
 import pg from 'pg';
 import type { Store } from '../db';
 import { toEventView, toLeaseView } from '../db/lease-views';
+import { retrying } from '../time/retry';
 import { publish } from './bus';
 
 const state = globalThis as typeof globalThis & { __leaseholdRelay?: { stop(): void } };
@@ -23,7 +24,7 @@ const SOURCE_READS_EVERY_MS = 1_000;
 export function ensureRelay(store: Store, ownCollector: () => string | undefined) {
   if (state.__leaseholdRelay || store.url === null) return;
   const url = store.url;
-  let stopped = false;
+  const stop = new AbortController();
   let client: pg.Client | null = null;
 
   const relay = async (payload: Payload) => {
@@ -67,35 +68,38 @@ export function ensureRelay(store: Store, ownCollector: () => string | undefined
   const sourceTimer = setInterval(() => void readSources().catch(() => {}), SOURCE_READS_EVERY_MS);
   sourceTimer.unref();
 
-  const connect = async () => {
-    while (!stopped) {
-      client = new pg.Client({ connectionString: url, application_name: 'leasehold-relay', connectionTimeoutMillis: 5_000 });
-      const ended = new Promise<void>((resolve) => {
-        client!.on('error', () => resolve());
-        client!.on('end', () => resolve());
+  /** One LISTEN connection: resolves when it ends after it was set up, throws when it cannot be. */
+  const listen = async () => {
+    const listener = (client = new pg.Client({ connectionString: url, application_name: 'leasehold-relay', connectionTimeoutMillis: 5_000 }));
+    const ended = new Promise<void>((resolve) => {
+      listener.on('error', () => resolve());
+      listener.on('end', () => resolve());
+    });
+    try {
+      await listener.connect();
+      listener.on('notification', (message) => {
+        try {
+          void relay(JSON.parse(message.payload ?? '{}') as Payload).catch(() => {});
+        } catch {
+          // A payload we did not write: ignore it.
+        }
       });
-      try {
-        await client.connect();
-        client.on('notification', (message) => {
-          try {
-            void relay(JSON.parse(message.payload ?? '{}') as Payload).catch(() => {});
-          } catch {
-            // A payload we did not write: ignore it.
-          }
-        });
-        await client.query('LISTEN leasehold_changes');
-        await ended;
-      } catch {
-        // The store is unreachable: try again shortly.
-      }
-      await client.end().catch(() => {});
-      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await listener.query('LISTEN leasehold_changes');
+    } catch (error) {
+      await listener.end().catch(() => {});
+      throw error;
     }
+    await ended;
+    await listener.end().catch(() => {});
   };
-  void connect();
+  // Listening again whenever the connection ends; while the store is unreachable, after a
+  // backoff from 1 s up to 10 s.
+  void (async () => {
+    while (!stop.signal.aborted) await retrying(listen, { what: 'listening for other collectors', signal: stop.signal, initialDelayMs: 1_000, maxDelayMs: 10_000 });
+  })();
   state.__leaseholdRelay = {
     stop() {
-      stopped = true;
+      stop.abort();
       clearInterval(sourceTimer);
       void client?.end().catch(() => {});
     },

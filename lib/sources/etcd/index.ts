@@ -26,6 +26,7 @@ import { exactOf } from '../exact';
 import type { Observation } from '../../domain/observe';
 import { SourceUnavailableError } from '../errors';
 import { RECONCILE_EVERY_MS, type ChangeHint, type LeaseSource, type PollResult, type SourceSnapshot, type SourceStatusDetail } from '../types';
+import { systemClock } from '../../time/clock';
 
 const CALL_TIMEOUT_MS = 2_000;
 /**
@@ -362,7 +363,7 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
       // cancel() waits for the watcher to be connected first, which a cancelled one never
       // will be again: do not wait for it longer than a moment.
       await Promise.all(
-        watchers.map((watcher) => Promise.race([watcher.cancel().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 1_000))])),
+        watchers.map((watcher) => Promise.race([watcher.cancel().catch(() => {}), systemClock.sleep(1_000)])),
       );
     }
   }
@@ -484,7 +485,7 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
           // Resume after the last revision seen; the first time, from now.
           from = lastRevision ? (BigInt(lastRevision) + 1n).toString() : (BigInt((await client.kv.range({ key: Buffer.from(config.prefixes[0]!), limit: 1 })).header.revision) + 1n).toString();
         } catch {
-          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          await systemClock.sleep(1_000, signal);
           continue;
         }
         let ended = await watchRound(from, leaseKeysOf, onHint, signal);
@@ -503,7 +504,7 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
           lastRevision = null;
           onHint({ full: true, gap: true, reason: 'the etcd watch fell behind a compaction' });
         } else {
-          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          await systemClock.sleep(1_000, signal);
         }
       }
     },

@@ -1,0 +1,188 @@
+// The two lanes of reads of one source: full reads every poll interval (a snapshot, or the
+// poll the source says is enough), and targeted reads of what a pushed change hint named, so
+// a pushed change need not wait behind a slow full read. The lanes decide when to read and
+// with what deadline; what a read means is the observer's (observe-source.ts), told through
+// LaneHandlers.
+//
+// A failing source costs next to nothing: every read has a deadline that does not depend on
+// the adapter honouring its signal, and the next attempt waits a backoff with jitter (from the
+// poll interval up to MAX_BACKOFF_MS).
+import { SourceUnavailableError } from '../sources/errors';
+import type { ChangeHint, LeaseSource, PollResult } from '../sources/types';
+import { Alarm, deadlineOf, unlessAborted, type Clock } from '../time/clock';
+import { backoffDelays } from '../time/retry';
+
+const HINT_COALESCE_MS = 5;
+/** How long the keys lane sleeps with nothing hinted (a hint wakes it at once). */
+const KEYS_IDLE_MS = 60_000;
+/** A failing source is tried again after a backoff growing from its poll interval to this, with jitter. */
+export const MAX_BACKOFF_MS = 10_000;
+/** The longest a full read may be given: a source this slow to read is down, whatever its size. */
+export const MAX_FULL_READ_DEADLINE_MS = 60_000;
+
+/**
+ * How long one read may take before the source counts as down: twice the poll interval,
+ * at least 5 s, at most 30 s. A source whose calls hang is down within this of the read that
+ * hung (docs/configuring-sources.md says so).
+ */
+export function readDeadlineMs(pollMs: number): number {
+  return Math.min(30_000, Math.max(5_000, 2 * pollMs));
+}
+
+/**
+ * The deadline of the next full read: readDeadlineMs, or three times the last good full read
+ * when that is longer (a source of 100,000 keys takes seconds to read, and is not down for
+ * it); after a read that ran out of time, twice the deadline it ran out of, so that a source
+ * that is slow but answers is read in the end. At most MAX_FULL_READ_DEADLINE_MS.
+ */
+export function nextFullReadDeadlineMs(baseMs: number, last: { ok: true; durationMs: number } | { ok: false; timedOutAfterMs: number } | null): number {
+  if (last === null) return baseMs;
+  const wanted = last.ok ? 3 * last.durationMs : 2 * last.timedOutAfterMs;
+  return Math.min(MAX_FULL_READ_DEADLINE_MS, Math.max(baseMs, Math.round(wanted)));
+}
+
+/** When a read started, on both clocks. */
+export type ReadStart = { startedMono: number; startedWall: number };
+
+export type LaneHandlers = {
+  /** A full read or poll completed; `gap`: a hint said events may have been missed before it. */
+  onFullRead(result: PollResult, start: ReadStart, gap: boolean): Promise<void>;
+  /** A full read or poll failed or ran out of time: the source is down. */
+  onFullFailure(error: unknown, start: ReadStart): Promise<void>;
+  /** A targeted read of hinted keys completed. */
+  onKeysRead(result: { covered: string[]; observations: PollResult['observations'] }, start: ReadStart): Promise<void>;
+  /** The source is down (the full lane decides when it is back; the keys lane waits). */
+  isDown(): boolean;
+  /** The last full read was not made (or not yet): the next one reads everything. */
+  afterGap(): boolean;
+  /** The observer must stop (a write found another collector owns the source). */
+  stopped(): boolean;
+  log(line: string): void;
+};
+
+export class ReadLanes {
+  /** What to read next: everything (poll due, hint, after a failure) and some keys. */
+  private readonly pending = { full: true, gap: false, keys: new Set<string>() };
+  private readonly fullAlarm: Alarm;
+  private readonly keysAlarm: Alarm;
+  private readonly readTimeoutMs: number;
+
+  constructor(
+    private readonly source: LeaseSource,
+    private readonly handlers: LaneHandlers,
+    private readonly clock: Clock,
+  ) {
+    this.fullAlarm = new Alarm(clock);
+    this.keysAlarm = new Alarm(clock);
+    this.readTimeoutMs = readDeadlineMs(source.pollMs);
+  }
+
+  /** A change hint from the source's push stream. */
+  hint = (hint: ChangeHint): void => {
+    if (hint.gap) {
+      this.pending.gap = true;
+      this.handlers.log(`${this.source.name}: ${hint.reason ?? 'events may have been missed'}; reading everything again`);
+    }
+    if (hint.full) {
+      this.pending.full = true;
+      this.fullAlarm.wake();
+    }
+    if (hint.keys?.length) {
+      for (const key of hint.keys) this.pending.keys.add(key);
+      this.keysAlarm.wake();
+    }
+  };
+
+  /** Both lanes, until the signal aborts or the observer must stop. */
+  run(signal: AbortSignal): Promise<unknown> {
+    return Promise.all([this.fullLane(signal), this.keysLane(signal)]);
+  }
+
+  private tooSlowAfter(ms: number) {
+    return () => new SourceUnavailableError(this.source.name, `no answer within ${Math.round(ms / 100) / 10} s`);
+  }
+
+  private async fullLane(signal: AbortSignal) {
+    const { source, pending, handlers, clock } = this;
+    let nextFullAt = clock.mono();
+    // While the source fails: the delays until the next attempt (null while it answers).
+    let backoff: (() => number) | null = null;
+    let fullDeadlineMs = this.readTimeoutMs;
+    while (!signal.aborted && !handlers.stopped()) {
+      // 1. Wait for the next poll; a hint asks for a read now, unless the source is failing:
+      //    then its backoff holds.
+      const untilPoll = nextFullAt - clock.mono();
+      if (untilPoll > 0 && (!pending.full || backoff !== null)) {
+        await this.fullAlarm.sleep(untilPoll, signal);
+        continue;
+      }
+      const gap = pending.gap;
+      const askedFull = pending.full;
+      pending.full = false;
+      pending.gap = false;
+      nextFullAt = clock.mono() + source.pollMs;
+      const start = { startedMono: clock.mono(), startedWall: clock.wall() };
+      // 2. Read, within the deadline. After a gap, or when a hint asked for everything, a full
+      //    snapshot; otherwise what the source says a poll needs (only a liveness check while
+      //    its push stream is live).
+      const deadline = deadlineOf(clock, signal, fullDeadlineMs);
+      let result: PollResult;
+      try {
+        const reading =
+          askedFull || handlers.afterGap() || gap || backoff !== null || !source.poll
+            ? source.snapshot(deadline.signal).then((snapshot): PollResult => ({ kind: 'full', ...snapshot }))
+            : source.poll(deadline.signal);
+        result = await unlessAborted(reading, deadline.signal, this.tooSlowAfter(fullDeadlineMs));
+      } catch (error) {
+        if (signal.aborted) return;
+        // 3. Failed: down, and tried again after a backoff (a read that ran out of time gets longer next time).
+        if (deadline.signal.aborted) fullDeadlineMs = nextFullReadDeadlineMs(this.readTimeoutMs, { ok: false, timedOutAfterMs: fullDeadlineMs });
+        await handlers.onFullFailure(error, start);
+        backoff ??= backoffDelays(source.pollMs, Math.max(source.pollMs, MAX_BACKOFF_MS));
+        // The jitter may draw less than its initial delay: never sooner than the next poll would have been.
+        nextFullAt = clock.mono() + Math.max(source.pollMs, backoff());
+        pending.full = true;
+        continue;
+      } finally {
+        deadline.dispose();
+      }
+      // 4. Answered: the backoff is over, and the next deadline fits how long a full read takes.
+      backoff = null;
+      if (result.kind === 'full') fullDeadlineMs = nextFullReadDeadlineMs(this.readTimeoutMs, { ok: true, durationMs: clock.mono() - start.startedMono });
+      await handlers.onFullRead(result, start, gap);
+    }
+  }
+
+  private async keysLane(signal: AbortSignal) {
+    const { source, pending, handlers, clock } = this;
+    if (!source.readKeys) return;
+    while (!signal.aborted && !handlers.stopped()) {
+      if (pending.keys.size === 0) {
+        await this.keysAlarm.sleep(KEYS_IDLE_MS, signal);
+        continue;
+      }
+      // 1. Let a burst of hints arrive (a few ms), then read them together; everything hinted
+      //    while this read runs is coalesced into the next one.
+      await clock.sleep(HINT_COALESCE_MS, signal);
+      if (signal.aborted) return;
+      const keys = [...pending.keys];
+      pending.keys.clear();
+      const start = { startedMono: clock.mono(), startedWall: clock.wall() };
+      const deadline = deadlineOf(clock, signal, this.readTimeoutMs);
+      let result;
+      try {
+        result = await unlessAborted(source.readKeys(keys, deadline.signal), deadline.signal, this.tooSlowAfter(this.readTimeoutMs));
+      } catch {
+        // 2. A targeted read that fails proves little on its own: ask for a full read now,
+        //    which will say whether the source is down (a source already down keeps its backoff).
+        pending.full = true;
+        if (!handlers.isDown()) this.fullAlarm.wake();
+        continue;
+      } finally {
+        deadline.dispose();
+      }
+      // 3. Applied, unless the source is down: the full lane decides when it is back.
+      if (!handlers.isDown()) await handlers.onKeysRead(result, start);
+    }
+  }
+}

@@ -1,0 +1,90 @@
+// An ordered write queue for one source's store writes. Each queue writes in the order it was
+// given; batches that queue up behind a write in progress go together in the next
+// transaction (mergeBatches). The observer keeps two: state changes (what people wait for)
+// and renewals (many, batched). Across the two a lease row carries its version, so an older
+// picture never replaces a newer one.
+import type { WriteBatch, WrittenEvent } from './store-writer';
+
+export type WriteQueue = {
+  /** Resolves once the batch (or the merged batch it joined) is written: its events, or undefined when the write failed. */
+  enqueue(batch: WriteBatch): Promise<WrittenEvent[] | undefined>;
+  /** Resolves when nothing is being written. */
+  idle(): Promise<void>;
+};
+
+/** `write` may throw: the batch's waiters get undefined, and `onError` the error. */
+export function createWriteQueue(write: (batch: WriteBatch) => Promise<WrittenEvent[] | undefined>, onError: (error: unknown) => void): WriteQueue {
+  let writing: Promise<void> | null = null;
+  let queued: { batch: WriteBatch; waiters: ((written: WrittenEvent[] | undefined) => void)[] } | null = null;
+  const drain = async () => {
+    while (queued) {
+      const { batch, waiters } = queued;
+      queued = null;
+      let written: WrittenEvent[] | undefined;
+      try {
+        written = await write(batch);
+      } catch (error) {
+        onError(error);
+      }
+      for (const resolve of waiters) resolve(written);
+    }
+    writing = null;
+  };
+  return {
+    enqueue: (batch) =>
+      new Promise((resolve) => {
+        if (queued) {
+          queued.batch = mergeBatches(queued.batch, batch);
+          queued.waiters.push(resolve);
+        } else {
+          queued = { batch, waiters: [resolve] };
+        }
+        writing ??= drain();
+      }),
+    idle: () => writing ?? Promise.resolve(),
+  };
+}
+
+/** One batch doing what `a` then `b` would: later rows win, events and renewals add up. */
+export function mergeBatches(a: WriteBatch, b: WriteBatch): WriteBatch {
+  const dirty = new Map(a.dirty.map((lease) => [lease.id, lease]));
+  for (const lease of b.dirty) dirty.set(lease.id, lease);
+  const rollups = new Map(a.rollups.map((r) => [`${r.leaseId}\u0000${r.minute}`, r]));
+  for (const r of b.rollups) rollups.set(`${r.leaseId}\u0000${r.minute}`, r);
+  return {
+    source:
+      a.source && b.source
+        ? {
+            ...b.source,
+            lastGoodReadAt: b.source.lastGoodReadAt ?? a.source.lastGoodReadAt,
+            lastPollMs: b.source.lastPollMs ?? a.source.lastPollMs,
+            detail: b.source.detail ?? a.source.detail,
+          }
+        : (b.source ?? a.source),
+    collector: b.collector,
+    dirty: [...dirty.values()],
+    events: [...a.events, ...b.events],
+    sourceEvents: [...a.sourceEvents, ...b.sourceEvents],
+    renewals: [...a.renewals, ...b.renewals],
+    rollups: [...rollups.values()],
+    setStale: b.setStale ?? a.setStale,
+    ringSize: b.ringSize,
+  };
+}
+
+/** Who writes: the collector and its fencing token of the source, and the renewal ring's size. */
+export type Writer = { collectorId: string; token: bigint; ringSize: number };
+
+/** A batch that writes nothing yet. `source` null: it adds to leases and leaves the source's row alone. */
+export function emptyBatch(writer: Writer, source: WriteBatch['source']): WriteBatch {
+  return {
+    source,
+    collector: { id: writer.collectorId, token: writer.token },
+    dirty: [],
+    events: [],
+    sourceEvents: [],
+    renewals: [],
+    rollups: [],
+    ringSize: writer.ringSize,
+  };
+}

@@ -1,0 +1,92 @@
+// Time as the collector, the relay and boot see it: a monotonic clock for durations, the wall
+// clock for timestamps people read, and waits that end early when their signal aborts. Passed
+// in, so that their tests run on a clock they move by hand (tests/support/manual-clock.ts)
+// instead of sleeping.
+import { setTimeout as sleepFor } from 'node:timers/promises';
+
+export type Clock = {
+  /** Monotonic milliseconds (performance.now()): for durations and deadlines. */
+  mono(): number;
+  /** Epoch milliseconds (Date.now()): for timestamps. */
+  wall(): number;
+  /** Resolves after `ms`, or as soon as `signal` aborts; never rejects. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+};
+
+export const systemClock: Clock = {
+  mono: () => performance.now(),
+  wall: () => Date.now(),
+  sleep: (ms, signal) => (signal?.aborted ? Promise.resolve() : sleepFor(ms, undefined, { signal }).catch(() => {})),
+};
+
+/**
+ * A sleep that something else can cut short: the collector's read lanes sleep until their
+ * next poll, and a pushed change hint wakes them at once.
+ */
+export class Alarm {
+  private ring: (() => void) | null = null;
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Resolves after `ms`, when the signal aborts, or when wake() is called, whichever is first. */
+  async sleep(ms: number, signal: AbortSignal): Promise<void> {
+    const woken = new AbortController();
+    this.ring = () => woken.abort();
+    const both = AbortSignal.any([signal, woken.signal]);
+    try {
+      await this.clock.sleep(ms, both);
+    } finally {
+      this.ring = null;
+    }
+  }
+
+  /** Ends the sleep in progress, if any (a wake with nobody asleep is not kept). */
+  wake(): void {
+    this.ring?.();
+  }
+}
+
+/**
+ * Settles with `work`, or rejects as soon as `signal` aborts, whether or not the work listens
+ * to it: a read stuck in a driver cannot hold the observer.
+ */
+export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal, reason: () => Error): Promise<T> {
+  work.catch(() => {}); // settles later, unobserved, when it was given up on
+  if (signal.aborted) return Promise.reject(reason());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(reason());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * A signal that aborts when `parent` does or `ms` have passed on `clock`, whichever is first.
+ * dispose() when the work is done, so the wait ends with it.
+ */
+export function deadlineOf(clock: Clock, parent: AbortSignal, ms: number): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const disposed = new AbortController();
+  const onAbort = () => controller.abort(parent.reason);
+  if (parent.aborted) controller.abort(parent.reason);
+  else parent.addEventListener('abort', onAbort, { once: true });
+  void clock.sleep(ms, AbortSignal.any([controller.signal, disposed.signal])).then(() => {
+    if (!controller.signal.aborted && !disposed.signal.aborted) controller.abort(new Error(`timed out after ${ms} ms`));
+  });
+  return {
+    signal: controller.signal,
+    dispose() {
+      disposed.abort();
+      parent.removeEventListener('abort', onAbort);
+    },
+  };
+}

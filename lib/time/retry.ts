@@ -1,0 +1,53 @@
+// The one retry loop: the collector (loading a source, writing to the store, restarting an
+// observer), the relay (listening for other processes' notifications) and boot (opening the
+// store) all try again the same way: a growing delay with jitter (cockatiel's decorrelated
+// exponential backoff), a wait that ends when the signal aborts, and a line saying why.
+import { ExponentialBackoff, type IBackoff } from 'cockatiel';
+import { systemClock, type Clock } from './clock';
+
+export type RetryOptions = {
+  /** What is being tried, for the log line ("writing redis-main to the store"). */
+  what: string;
+  /** Stops the retries: `retrying` then resolves undefined. */
+  signal: AbortSignal;
+  /** First delay; it grows towards maxDelayMs, with jitter. */
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+  /** Errors that are not worth another attempt: rethrown at once. */
+  fatal?: (error: unknown) => boolean;
+  /** Told of every failure before its delay. */
+  onFailure?: (failure: { what: string; error: unknown; attempt: number; delayMs: number }) => void;
+  clock?: Clock;
+};
+
+/** The delays of one run of retries: initialDelayMs, growing towards maxDelayMs, with jitter. */
+export function backoffDelays(initialDelayMs: number, maxDelayMs: number): () => number {
+  let backoff: IBackoff<unknown> | null = null;
+  return () => {
+    backoff = backoff ? backoff.next(undefined) : new ExponentialBackoff({ initialDelay: initialDelayMs, maxDelay: Math.max(initialDelayMs, maxDelayMs) }).next();
+    return Math.round(backoff.duration);
+  };
+}
+
+/** Runs `work` until it succeeds (its value), fails after the signal aborted (undefined), or fails fatally (thrown). */
+export async function retrying<T>(work: () => Promise<T>, options: RetryOptions): Promise<T | undefined> {
+  const clock = options.clock ?? systemClock;
+  const next = backoffDelays(options.initialDelayMs ?? 200, options.maxDelayMs ?? 5_000);
+  // The first attempt is made even when the signal has aborted already: a last write while
+  // stopping (the renewals of the final minute) still goes, it is only not retried.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (options.fatal?.(error)) throw error;
+      if (options.signal.aborted) return undefined;
+      const delayMs = next();
+      options.onFailure?.({ what: options.what, error, attempt, delayMs });
+      await clock.sleep(delayMs, options.signal);
+    }
+  }
+}
+
+/** "writing x failed (reason); retrying in 400 ms": the line a failure is logged with. */
+export const retryLine = ({ what, error, delayMs }: { what: string; error: unknown; delayMs: number }) =>
+  `${what} failed (${(error as Error)?.message ?? error}); retrying in ${delayMs} ms`;

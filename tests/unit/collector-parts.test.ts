@@ -1,0 +1,270 @@
+// The observer's parts on their own (lib/collector: read lanes, write queue, renewal batcher,
+// source health) and the retry helper (lib/time), on a clock the test moves: no real sleeps,
+// no store, no backend. The same parts against real backends: tests/integration/collector*.
+import { describe, expect, it } from 'vitest';
+import type { TrackedLease } from '@/lib/domain/observe';
+import { newTrackedLease } from '@/lib/domain/tracked-lease';
+import { ReadLanes, type LaneHandlers } from '@/lib/collector/read-lanes';
+import { RenewalBatcher } from '@/lib/collector/renewal-batcher';
+import { SourceHealth } from '@/lib/collector/source-health';
+import type { WriteBatch, WrittenEvent } from '@/lib/collector/store-writer';
+import { createWriteQueue, emptyBatch, mergeBatches } from '@/lib/collector/write-queue';
+import { SourceUnavailableError } from '@/lib/sources/errors';
+import type { LeaseSource, PollResult } from '@/lib/sources/types';
+import { retrying } from '@/lib/time/retry';
+import { ManualClock, settle } from '../support/manual-clock';
+
+const writer = { collectorId: 'c1', token: 1n, ringSize: 16 };
+const lease = (key: string, version = 1): TrackedLease => ({ ...newTrackedLease({ source: 's', backend: 'redis', startedMono: 0, startedWall: 0 }, 'lock', key), version });
+const row = (status: 'up' | 'down', extra: Partial<NonNullable<WriteBatch['source']>> = {}) => ({ name: 's', backend: 'redis' as const, status, lastGoodReadAt: null, lastError: null, lastPollMs: null, pollMs: 1_000, detail: null, ...extra });
+
+describe('write queue', () => {
+  it('merges what queues behind a write in progress into one batch: later rows win, events add up, the source row keeps what the later one lacks', async () => {
+    const written: WriteBatch[] = [];
+    let release!: () => void;
+    const queue = createWriteQueue(
+      (batch) =>
+        new Promise<WrittenEvent[]>((resolve) => {
+          written.push(batch);
+          release = () => resolve([]);
+        }),
+      () => {},
+    );
+    const first = queue.enqueue({ ...emptyBatch(writer, row('up')), dirty: [lease('a')] });
+    const a2 = lease('a', 2);
+    const second = queue.enqueue({ ...emptyBatch(writer, row('up', { lastGoodReadAt: 5, lastPollMs: 7 })), dirty: [lease('b')] });
+    const third = queue.enqueue({ ...emptyBatch(writer, row('down', { lastError: 'gone' })), dirty: [a2], setStale: true });
+    await settle();
+    expect(written).toHaveLength(1);
+    release();
+    await first;
+    await settle();
+    expect(written).toHaveLength(2);
+    const merged = written[1]!;
+    expect(merged.dirty.map((l) => [l.key, l.version])).toEqual([
+      ['b', 1],
+      ['a', 2],
+    ]);
+    expect(merged.source).toMatchObject({ status: 'down', lastError: 'gone', lastGoodReadAt: 5, lastPollMs: 7 });
+    expect(merged.setStale).toBe(true);
+    release();
+    expect(await second).toEqual([]);
+    expect(await third).toEqual([]);
+  });
+
+  it('a write that throws resolves its waiters with undefined and hands the error over', async () => {
+    const errors: unknown[] = [];
+    const queue = createWriteQueue(() => Promise.reject(new Error('stale owner')), (error) => errors.push(error));
+    expect(await queue.enqueue(emptyBatch(writer, null))).toBeUndefined();
+    expect((errors[0] as Error).message).toBe('stale owner');
+  });
+
+  it('mergeBatches keeps one rollup per lease and minute, the later', () => {
+    const stats = (count: number) => ({ count }) as never;
+    const a = { ...emptyBatch(writer, null), rollups: [{ leaseId: 'x', minute: 1, stats: stats(1) }] };
+    const b = { ...emptyBatch(writer, null), rollups: [{ leaseId: 'x', minute: 1, stats: stats(2) }, { leaseId: 'x', minute: 2, stats: stats(3) }] };
+    expect(mergeBatches(a, b).rollups.map((r) => [r.minute, r.stats])).toEqual([
+      [1, { count: 2 }],
+      [2, { count: 3 }],
+    ]);
+  });
+});
+
+describe('renewal batcher', () => {
+  const renewal = (l: TrackedLease, seq: number, atWall: number) => ({ lease: l, seq, renewal: { atWall, holder: 'w', intervalMs: 1_000, marginMs: 9_000, ttlMs: 10_000 } });
+
+  it('writes a minute\'s rollup once, after the minute is over, and everything still held when closing', async () => {
+    const clock = new ManualClock(0);
+    const batcher = new RenewalBatcher(clock);
+    const l = lease('a');
+    batcher.add([l], [renewal(l, 1, 10_000), renewal(l, 2, 20_000)]);
+    const first = batcher.take()!;
+    expect(first.dirty).toEqual([l]);
+    expect(first.renewals.map((r) => r.seq)).toEqual([1, 2]);
+    expect(first.rollups).toEqual([]); // the minute is not over
+    expect(batcher.take()!.rollups).toEqual([]); // held, not written
+    await clock.advance(66_000);
+    const later = batcher.take()!;
+    expect(later.rollups.map((r) => [r.leaseId, r.minute, r.stats.count])).toEqual([['s/a', 0, 2]]);
+    expect(batcher.take()).toBeNull(); // once
+    batcher.add([], [renewal(l, 3, 70_000)]);
+    batcher.take();
+    expect(batcher.take(true)!.rollups.map((r) => r.stats.count)).toEqual([1]);
+  });
+
+  it('a lease written with a state change is not written again with the renewals', () => {
+    const batcher = new RenewalBatcher(new ManualClock());
+    const l = lease('a');
+    batcher.add([l], []);
+    batcher.forget([l]);
+    expect(batcher.take()).toBeNull();
+  });
+
+  it('flushes once a second on its clock, and stops with its signal', async () => {
+    const clock = new ManualClock();
+    const batcher = new RenewalBatcher(clock);
+    const stop = new AbortController();
+    let flushes = 0;
+    const running = batcher.run(stop.signal, () => false, async () => void flushes++);
+    await clock.advance(3_500);
+    expect(flushes).toBe(3);
+    stop.abort();
+    await running;
+    expect(flushes).toBe(4); // the sleep ends with the signal, and what is due is flushed
+  });
+});
+
+describe('source health', () => {
+  const source = { name: 's', backend: 'redis' as const, pollMs: 1_000 };
+
+  it('down once with source_down; the same reason again writes nothing; a new reason within a minute neither; then up with source_up', async () => {
+    const clock = new ManualClock();
+    const health = new SourceHealth(source, { status: 'up', lastSourceSeq: 4 }, clock);
+    const down = health.failed('refused', 1_000, 3)!;
+    expect(down.newlyDown).toBe(true);
+    expect(down.sourceEvents).toEqual([{ seq: 5, type: 'source_down', atWall: 1_000, detail: { error: 'refused' } }]);
+    expect(down.row).toMatchObject({ status: 'down', lastError: 'refused' });
+    expect(health.failed('refused', 2_000, 3)).toBeNull();
+    expect(health.failed('timed out', 3_000, 3)).toBeNull();
+    await clock.advance(61_000);
+    expect(health.failed('timed out', 4_000, 3)).toMatchObject({ newlyDown: false, sourceEvents: [], row: { lastError: 'timed out' } });
+    const up = health.answered({ kind: 'full', startedWall: 70_000 }, 12);
+    expect(up.sourceEvents.map((e) => [e.seq, e.type])).toEqual([[6, 'source_up']]);
+    expect(up).toMatchObject({ rowDue: true, row: { status: 'up', lastGoodReadAt: 70_000, lastPollMs: 12 } });
+    expect(health.view(up.row)).toMatchObject({ status: 'up', downSince: null, lastGoodReadAt: new Date(70_000).toISOString() });
+  });
+
+  it('polls write the last good read once a second; keys reads never', () => {
+    const health = new SourceHealth(source, { status: null, lastSourceSeq: 0 }, new ManualClock());
+    expect(health.answered({ kind: 'poll', startedWall: 1_000 }, null).rowDue).toBe(true);
+    expect(health.answered({ kind: 'poll', startedWall: 1_500 }, null).rowDue).toBe(false);
+    expect(health.answered({ kind: 'keys', startedWall: 2_600 }, null)).toMatchObject({ rowDue: false, row: { lastGoodReadAt: null } });
+    expect(health.answered({ kind: 'poll', startedWall: 2_600 }, null).rowDue).toBe(true);
+  });
+
+  it('names refused leases in lastError until they are written, and offers them again every 10 s', async () => {
+    const clock = new ManualClock();
+    const health = new SourceHealth(source, { status: null, lastSourceSeq: 0 }, clock);
+    health.answered({ kind: 'full', startedWall: 0, unread: [{ prefix: 't/', reason: 'table t is locked' }] }, 1);
+    expect(health.refusals([], [{ leaseId: 's/a', reason: 'too long' }])?.lastError).toBe('table t is locked; the store refused 1 lease of this source (s/a: too long)');
+    expect(health.refusedDue()).toEqual(['s/a']);
+    expect(health.refusedDue()).toBeNull();
+    await clock.advance(10_000);
+    expect(health.refusedDue()).toEqual(['s/a']);
+    expect(health.refusals([{ id: 's/a' }], [])?.lastError).toBe('table t is locked');
+    expect(health.refusedDue()).toBeNull();
+  });
+});
+
+describe('read lanes', () => {
+  type Call = [string, number];
+  function lanes(source: Partial<LeaseSource>, clock: ManualClock) {
+    const calls: Call[] = [];
+    let down = false;
+    const handlers: LaneHandlers = {
+      onFullRead: async (result: PollResult) => void calls.push([`read:${result.kind}`, clock.mono()]),
+      onFullFailure: async () => {
+        down = true;
+        calls.push(['failed', clock.mono()]);
+      },
+      onKeysRead: async (result) => void calls.push([`keys:${result.covered.join(',')}`, clock.mono()]),
+      isDown: () => down,
+      afterGap: () => false,
+      stopped: () => false,
+      log: () => {},
+    };
+    const full: LeaseSource = { name: 's', backend: 'redis', pollMs: 1_000, snapshot: async () => ({ observations: [], status: null }), ...source } as LeaseSource;
+    return { calls, lanes: new ReadLanes(full, handlers, clock), up: () => (down = false) };
+  }
+
+  it('reads everything every poll interval; a full hint reads at once', async () => {
+    const clock = new ManualClock();
+    const { calls, lanes: l } = lanes({}, clock);
+    const stop = new AbortController();
+    const running = l.run(stop.signal);
+    await clock.advance(2_500);
+    expect(calls).toEqual([
+      ['read:full', 0],
+      ['read:full', 1_000],
+      ['read:full', 2_000],
+    ]);
+    l.hint({ full: true });
+    await clock.advance(0);
+    expect(calls.at(-1)).toEqual(['read:full', 2_500]);
+    stop.abort();
+    await running;
+  });
+
+  it('a failing source is tried again after a growing backoff with jitter, never sooner than its poll interval, and a hint does not cut it short', async () => {
+    const clock = new ManualClock();
+    const { calls, lanes: l } = lanes({ snapshot: () => Promise.reject(new SourceUnavailableError('s', 'refused')) }, clock);
+    const stop = new AbortController();
+    const running = l.run(stop.signal);
+    await clock.advance(1);
+    l.hint({ full: true });
+    await clock.advance(60_000);
+    const at = calls.map(([, t]) => t);
+    const gaps = at.slice(1).map((t, i) => t - at[i]!);
+    expect(calls.every(([what]) => what === 'failed')).toBe(true);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1_000);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(10_000);
+    expect(Math.max(...gaps.slice(-4))).toBeGreaterThan(2_000); // it grew
+    expect(calls.length).toBeLessThan(30); // not once a poll interval (60)
+    stop.abort();
+    await running;
+  });
+
+  it('a read that never answers fails at its deadline (twice the poll interval, at least 5 s), whatever the adapter does with its signal', async () => {
+    const clock = new ManualClock();
+    const { calls, lanes: l } = lanes({ snapshot: () => new Promise(() => {}) }, clock);
+    const stop = new AbortController();
+    const running = l.run(stop.signal);
+    await clock.advance(5_001);
+    expect(calls).toEqual([['failed', 5_000]]);
+    stop.abort();
+    await running;
+  });
+
+  it('hinted keys are read together after a few milliseconds, without waiting for the next poll', async () => {
+    const clock = new ManualClock();
+    const { calls, lanes: l } = lanes({ readKeys: async (keys: string[]) => ({ covered: keys, observations: [] }) }, clock);
+    const stop = new AbortController();
+    const running = l.run(stop.signal);
+    await clock.advance(100);
+    l.hint({ keys: ['a'] });
+    l.hint({ keys: ['b', 'a'] });
+    await clock.advance(10);
+    expect(calls.filter(([what]) => what.startsWith('keys'))).toEqual([['keys:a,b', 105]]);
+    stop.abort();
+    await running;
+  });
+});
+
+describe('retrying', () => {
+  it('tries again with growing delays until it works, and says why each time', async () => {
+    const clock = new ManualClock();
+    const delays: number[] = [];
+    let attempts = 0;
+    const result = retrying(
+      async () => {
+        if (++attempts < 4) throw new Error(`no ${attempts}`);
+        return 'ok';
+      },
+      { what: 'x', signal: new AbortController().signal, clock, initialDelayMs: 200, maxDelayMs: 5_000, onFailure: (f) => delays.push(f.delayMs) },
+    );
+    await clock.advance(60_000);
+    expect(await result).toBe('ok');
+    expect(delays).toHaveLength(3);
+    expect(delays.every((d) => d > 0 && d <= 5_000)).toBe(true);
+  });
+
+  it('stops when its signal aborts (undefined), and a fatal error is thrown at once', async () => {
+    const clock = new ManualClock();
+    const stop = new AbortController();
+    const result = retrying(() => Promise.reject(new Error('down')), { what: 'x', signal: stop.signal, clock });
+    await clock.advance(1_000);
+    stop.abort();
+    expect(await result).toBeUndefined();
+    await expect(retrying(() => Promise.reject(new TypeError('fatal')), { what: 'x', signal: stop.signal, clock, fatal: (e) => e instanceof TypeError })).rejects.toThrow('fatal');
+  });
+});
