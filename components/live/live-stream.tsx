@@ -5,7 +5,8 @@
 // they touch as stale, at most once a second. No polling, no refetch per message.
 import { QueryClient, QueryClientProvider, useQueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
-import { isChangeOfHands, TRANSITION_TYPES } from '@/lib/domain/health';
+import { TRANSITION_TYPES } from '@/lib/domain/health';
+import { reduceLeaseList } from '@/lib/domain/lease-list';
 import type { LeaseEventView, LeaseView } from '@/lib/domain/types';
 import { noteListedSources, noteStreamedSource } from './source-status';
 import type { LeaseDetail, LeaseListResponse, LiveLease, SourceStatusView } from './types';
@@ -258,59 +259,22 @@ function firstAfter(log: Logged[], seq: number): number {
   return lo;
 }
 
-/** The list with these messages applied, in order. */
-function merge(list: LeaseListResponse, messages: Logged[], onlyNewer: boolean): LeaseListResponse {
-  const updates = new Map<string, LiveLease>();
-  const added = new Map<string, number>();
-  const sources = new Map<string, SourceStatusView>();
-  for (const { message } of messages) {
-    if (message.type === 'lease') updates.set(message.lease.id, message.lease);
-    else if (message.type === 'source') sources.set(message.source.name, message.source);
-    // Counted as the server counts them (lib/domain/health.ts): a first sighting is not a change of hands.
-    else if (isChangeOfHands(message.event)) added.set(message.event.leaseId, (added.get(message.event.leaseId) ?? 0) + 1);
-  }
-  return mergeIntoList(list, updates, added, sources, onlyNewer);
-}
-
 /**
- * The list with live updates applied: leases replaced (or added), changes of hands counted,
- * and the status of sources, whose leases turn stale or not with them (as the store does).
+ * The list with these messages applied, in order: leases by lib/domain/lease-list.ts's rule
+ * (the server's list cache applies the same), sources' statuses merged in.
  * `onlyNewer`: keep a lease the list already shows in a newer picture than the update's.
  */
-function mergeIntoList(
-  old: LeaseListResponse,
-  updates: Map<string, LiveLease>,
-  added: Map<string, number>,
-  sourceUpdates: Map<string, SourceStatusView>,
-  onlyNewer: boolean,
-): LeaseListResponse {
-  const seen = new Set<string>();
-  const staleBySource = new Map([...sourceUpdates].filter(([, s]) => s.status !== 'unknown').map(([name, s]) => [name, s.status === 'down']));
-  let changed = false;
-  const next = old.leases.map((original) => {
-    const stale = staleBySource.get(original.source);
-    const lease = stale === undefined || stale === original.stale ? original : { ...original, stale };
-    seen.add(lease.id);
-    const update = updates.get(lease.id);
-    const more = added.get(lease.id) ?? 0;
-    if ((!update || (onlyNewer && lease.observedAt > update.observedAt)) && more === 0) {
-      if (lease !== original) changed = true;
-      return lease;
-    }
-    changed = true;
-    const merged = update && !(onlyNewer && lease.observedAt > update.observedAt) ? { ...update, stale: stale ?? update.stale, recentTransitions: update.recentTransitions ?? lease.recentTransitions } : lease;
-    return more ? { ...merged, recentTransitions: (merged.recentTransitions ?? 0) + more } : merged;
-  });
-  // A lease the list has not seen yet (new in a source) joins it.
-  for (const [id, lease] of updates) {
-    if (seen.has(id)) continue;
-    next.push({ ...lease, recentTransitions: lease.recentTransitions ?? added.get(id) ?? 0 });
-    changed = true;
-  }
-  const sources = sourceUpdates.size ? old.sources.map((s) => ({ ...s, ...(sourceUpdates.get(s.name) ?? {}) })) : old.sources;
-  // Most ticks only move the sources' last reads: the lease list keeps its identity then, so
-  // nothing that depends on it (the overview's order of 10,000 rows) is worked out again.
-  return { ...old, leases: changed ? next : old.leases, sources: sources as LeaseListResponse['sources'] };
+function merge(list: LeaseListResponse, messages: Logged[], onlyNewer: boolean): LeaseListResponse {
+  const leases = reduceLeaseList(
+    list.leases,
+    messages.map((logged) => logged.message),
+    { onlyNewer },
+  );
+  const sourceUpdates = new Map<string, SourceStatusView>();
+  for (const { message } of messages) if (message.type === 'source') sourceUpdates.set(message.source.name, message.source);
+  const sources = sourceUpdates.size ? list.sources.map((s) => ({ ...s, ...(sourceUpdates.get(s.name) ?? {}) })) : list.sources;
+  // Most ticks only move the sources' last reads: the lease list keeps its identity then.
+  return { ...list, leases: leases as LiveLease[], sources: sources as LeaseListResponse['sources'] };
 }
 
 function parse<T>(message: MessageEvent): T | null {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   bucketFailovers,
   bucketSizeFor,
+  failoverCauseOf,
   failoversToCsv,
   filterFailovers,
   isFiltered,
@@ -154,5 +155,17 @@ describe('failover CSV', () => {
       `${iso(T0)},redis-main/lock:weekly-digest,expired,expired (missed renewal),worker-3:0000000a,1042,worker-3:0000000b,1043,1500,7,true`,
       '',
     ]);
+  });
+});
+
+describe('failoverCauseOf', () => {
+  it.each([
+    [{ type: 'taken_over', detail: null }, 'taken_over'],
+    [{ type: 'acquired', detail: { cause: 'expired' } }, 'expired'],
+    [{ type: 'acquired', detail: { cause: 'force_released' } }, 'force_released'],
+    [{ type: 'acquired', detail: { cause: 'something else' } }, 'unknown'],
+    [{ type: 'acquired', detail: null }, 'unknown'],
+  ])('%j is %s', (event, cause) => {
+    expect(failoverCauseOf(event)).toBe(cause);
   });
 });

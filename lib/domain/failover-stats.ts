@@ -40,6 +40,15 @@ export function parseChange(raw: string | null | undefined): FailoverChange | nu
   return (FAILOVER_CHANGES as readonly string[]).includes(raw ?? '') ? (raw as FailoverChange) : null;
 }
 
+/**
+ * Why a change of hands (health.ts isChangeOfHands) happened: a takeover is its own cause; an
+ * acquisition carries how the previous grant ended (the collector pairs them), or "unknown".
+ */
+export function failoverCauseOf(event: { type: string; detail: unknown }): FailoverCause {
+  if (event.type === 'taken_over') return 'taken_over';
+  return parseCause((event.detail as { cause?: string } | null)?.cause) ?? 'unknown';
+}
+
 export function parseCause(raw: string | null | undefined): FailoverCause | null {
   return (FAILOVER_CAUSES as readonly string[]).includes(raw ?? '') ? (raw as FailoverCause) : null;
 }

@@ -18,6 +18,7 @@ import { ensureRelay } from '../live/relay';
 import type { Store } from '../db';
 import type { LeaseView } from '../domain/types';
 import { CHANGE_TYPES, isChangeOfHands } from '../domain/health';
+import { applyToLease, listChangeOf } from '../domain/lease-list';
 import { toLeaseView } from '../db/lease-views';
 import type { LeaseFilter } from './leases';
 
@@ -240,31 +241,32 @@ function cacheFor(store: Store): Cache {
   cache = created;
   state.__leaseholdLeaseCache.set(store, created);
   ensureRelay(store, () => processCollector()?.id);
-  // Each source's status as the bus last told it: most source messages only move its last
-  // read (about one a second), and only a change of status marks leases and reloads.
-  const toldStatus = new Map<string, string>();
+  // Each source's status as the bus last told it (stale: down): most source messages only move
+  // its last read (about one a second), and only a change of status marks leases and reloads.
+  const toldStale = new Map<string, boolean>();
   created.unsubscribe = subscribe((message) => {
     if (created.loadedAt === 0 && !created.sinceLoad) return; // not loading yet: the first load will see it
-    if (message.type === 'lease') {
-      const previous = created.sinceLoad?.get(message.lease.id) ?? created.entries.get(message.lease.id);
-      update(message.lease.id, entryOf({ ...message.lease, recentTransitions: null }, previous?.transitions ?? []));
-    } else if (message.type === 'event' && isChangeOfHands(message.event)) {
-      const entry = created.sinceLoad?.get(message.event.leaseId) ?? created.entries.get(message.event.leaseId);
-      const at = Date.parse(message.event.at);
-      if (entry) update(message.event.leaseId, entryOf(entry.view, [...entry.transitions, at]));
-      if (created.pruneAt !== 0) created.pruneAt = Math.min(created.pruneAt, at + HOUR_MS);
-    } else if (message.type === 'source' && message.source.status !== 'unknown' && toldStatus.get(message.source.name) !== message.source.status) {
-      toldStatus.set(message.source.name, message.source.status);
+    // What the message does to the list is lib/domain/lease-list.ts's rule, as in the browser;
+    // this cache keeps the times of changes of hands (for the hour window) beside each view.
+    const change = listChangeOf(message);
+    const entryOfId = (id: string) => created.sinceLoad?.get(id) ?? created.entries.get(id);
+    if (change.kind === 'replace') {
+      const previous = entryOfId(change.lease.id);
+      update(change.lease.id, entryOf(applyToLease(previous?.view, change)!, previous?.transitions ?? []));
+    } else if (change.kind === 'change_of_hands') {
+      const entry = entryOfId(change.leaseId);
+      if (entry) update(change.leaseId, entryOf(entry.view, [...entry.transitions, change.atMs]));
+      if (created.pruneAt !== 0) created.pruneAt = Math.min(created.pruneAt, change.atMs + HOUR_MS);
+    } else if (change.kind === 'source_status' && toldStale.get(change.source) !== change.stale) {
+      toldStale.set(change.source, change.stale);
       // A source going down marks all its leases stale, coming back unmarks them (the store
       // does the same in the write this message follows): done here at once, so the list is
       // current up to this message, as its position says. Then the leases are read again,
       // for what else the store knows (their last reads).
-      const stale = message.source.status === 'down';
       const marked = (entries: Map<string, Entry>) => {
         for (const [id, entry] of entries) {
-          if (entry.view.source !== message.source.name || entry.view.stale === stale) continue;
-          const view = { ...entry.view, stale, remainingMs: stale ? null : entry.view.remainingMs };
-          update(id, entryOf(view, entry.transitions));
+          const view = applyToLease(entry.view, change)!;
+          if (view !== entry.view) update(id, entryOf(view, entry.transitions));
         }
       };
       marked(created.entries);

@@ -4,6 +4,7 @@ import type { Prisma } from '../generated/prisma/client';
 import { ms, toEventView, toLeaseView } from '../db/lease-views';
 import type { EventType, LeaseEventView, LeaseState, LeaseView } from '../domain/types';
 import { CHANGE_TYPES, isChangeOfHands, isRestart } from '../domain/health';
+import { failoverCauseOf, type FailoverCause } from '../domain/failover-stats';
 
 export type LeaseFilter = { source?: string; state?: LeaseState; q?: string; limit?: number };
 
@@ -115,7 +116,7 @@ export async function leaseRenewals(store: Store, leaseId: string, since?: Date)
 }
 
 export type FailoverView = LeaseEventView & {
-  cause: 'taken_over' | 'expired' | 'released' | 'force_expired' | 'force_released' | 'unknown';
+  cause: FailoverCause;
   /** The same node under a new instance (lib/domain/health.ts isRestart), not another node. */
   restart: boolean;
 };
@@ -135,9 +136,7 @@ export async function listFailovers(store: Store, query: { since?: Date; limit: 
     .slice(0, query.limit)
     .filter(isChangeOfHands)
     .map((row): FailoverView => {
-      const view = toEventView(row);
-      const cause = row.type === 'acquired' ? ((row.detail as { cause?: string } | null)?.cause ?? 'unknown') : row.type;
-      return { ...view, cause: cause as FailoverView['cause'], restart: isRestart(row) };
+      return { ...toEventView(row), cause: failoverCauseOf(row), restart: isRestart(row) };
     });
   return { failovers, next: rows.length > query.limit ? rows[query.limit - 1]!.id.toString() : null };
 }
