@@ -15,14 +15,14 @@ import { eventView, leaseView } from '../domain/views';
 import { publish } from '../live/bus';
 import { metrics } from '../metrics';
 import { SourceUnavailableError } from '../sources/errors';
-import type { LeaseSource, UnreadScope } from '../sources/types';
+import type { LeaseSource, PollResult, UnreadScope } from '../sources/types';
 import { systemClock, type Clock } from '../time/clock';
 import { retrying, retryLine } from '../time/retry';
 import { ReadLanes, type ReadStart } from './read-lanes';
 import { RenewalBatcher } from './renewal-batcher';
 import { SourceHealth } from './source-health';
-import { StaleOwnerError, loadSource, writeBatchSalvaging, type WriteBatch, type WrittenEvent } from './store-writer';
-import { createWriteQueue, emptyBatch } from './write-queue';
+import { StaleOwnerError, loadSource, writeBatchSalvaging, type LoadedSource, type WriteBatch, type WrittenEvent } from './store-writer';
+import { createWriteQueue, emptyBatch, type WriteQueue } from './write-queue';
 
 export { MAX_BACKOFF_MS, MAX_FULL_READ_DEADLINE_MS, nextFullReadDeadlineMs, readDeadlineMs } from './read-lanes';
 
@@ -57,94 +57,132 @@ type CompletedRead = ReadStart & {
 
 /** Observes until `signal` aborts. Throws StaleOwnerError when another collector has taken the source over. */
 export async function observeSource(options: ObserveOptions, signal: AbortSignal): Promise<void> {
-  const { store, source, log } = options;
   const clock = options.clock ?? systemClock;
-  const labels = { source: source.name };
   // Exported from the start at 0: a rate() over a series that appears with its first failure
   // misses that failure, and a dashboard cannot tell "none yet" from "not collected".
-  metrics.inc('leasehold_read_failures_total', labels, 0);
-  const storeRetry = (what: string) => ({
+  metrics.inc('leasehold_read_failures_total', { source: options.source.name }, 0);
+  // 1. Start from what the store knows. Whatever happened since it was written, we did not see.
+  const loaded = await retrying(() => loadSource(options.store, options.source.name, clock.mono(), clock.wall()), storeRetry(options, signal, clock, 'loading the source from the store'));
+  if (!loaded) return;
+  // 2. Observe: read, apply, write, tell.
+  await new SourceObserver(options, signal, clock, loaded).run();
+}
+
+/** How the store is retried: with backoff, counted and logged, never after another collector took the source. */
+function storeRetry(options: ObserveOptions, signal: AbortSignal, clock: Clock, what: string) {
+  return {
     what,
     signal,
     clock,
     fatal: (error: unknown) => error instanceof StaleOwnerError,
     onFailure: (failure: Parameters<typeof retryLine>[0]) => {
       metrics.inc('leasehold_store_write_failures_total', {});
-      log(retryLine(failure));
+      options.log(retryLine(failure));
     },
-  });
-
-  // 1. Start from what the store knows. Whatever happened since it was written, we did not see.
-  const loaded = await retrying(() => loadSource(store, source.name, clock.mono(), clock.wall()), storeRetry('loading the source from the store'));
-  if (!loaded) return;
-  const known = new Map<string, TrackedLease>(loaded.leases.map((lease) => [lease.key, lease]));
-  const health = new SourceHealth(source, loaded, clock);
-  let afterGap = known.size > 0;
-
-  // 2. Two ordered write queues: state changes, and renewals (batched once a second). The
-  //    renewals wait for the last state-change write queued, so a lease's first row and events
-  //    are in the store before its renewal samples (which refer to it) are written.
-  let stopWith: unknown = null;
-  const stop = (error: unknown) => (stopWith ??= error); // a StaleOwnerError stops the whole observer
-  const changesQueue = createWriteQueue(write, stop);
-  const renewalsQueue = createWriteQueue(write, stop);
-  let changesWritten: Promise<unknown> = Promise.resolve();
-  const enqueue = (batch: WriteBatch) => (changesWritten = changesQueue.enqueue(batch));
-  const renewals = new RenewalBatcher(clock);
-  const flushRenewals = async (closing = false) => {
-    const due = renewals.take(closing);
-    if (!due) return;
-    const batch = { ...emptyBatch(options, null), ...due }; // the source's row is the other queue's to write
-    await changesWritten;
-    if (!(await renewalsQueue.enqueue(batch))) return;
-    const nowWall = clock.wall();
-    for (const lease of due.dirty) publish({ type: 'lease', lease: leaseView(lease, nowWall) });
   };
+}
 
-  // 3. Read: the lanes decide when, this observer what a read means.
-  const lanes = new ReadLanes(
-    source,
-    {
-      onFullRead: async (result, start, gap) => {
-        const completed: CompletedRead =
-          result.kind === 'full'
-            ? { ...start, kind: 'full', observations: result.observations, gap, detail: result.status, unread: result.unread }
-            : { ...start, kind: 'poll', observations: result.observations, covered: result.covered, detail: result.status ?? null };
-        const outcome = await applyAndWrite(completed);
-        retryRefused();
-        metrics.set('leasehold_source_up', labels, 1);
-        if (completed.kind === 'full') metrics.observe('leasehold_poll_duration_seconds', labels, (clock.mono() - start.startedMono) / 1000);
-        countStates(source.name, known);
-        report(completed, outcome);
+class SourceObserver {
+  private readonly source: LeaseSource;
+  private readonly labels: { source: string };
+  private readonly known: Map<string, TrackedLease>;
+  private readonly health: SourceHealth;
+  /** The next read is compared with the last known state as after a gap (at start, after an outage). */
+  private afterGap: boolean;
+  /** Set when a write finds another collector owns the source: everything stops and it is thrown. */
+  private stopWith: unknown = null;
+  // Two ordered write queues: state changes, and renewals (batched once a second). The
+  // renewals wait for the last state-change write queued, so a lease's first row and events
+  // are in the store before its renewal samples (which refer to it) are written.
+  private readonly changesQueue: WriteQueue;
+  private readonly renewalsQueue: WriteQueue;
+  private changesWritten: Promise<unknown> = Promise.resolve();
+  private readonly renewals: RenewalBatcher;
+  private readonly lanes: ReadLanes;
+
+  constructor(
+    private readonly options: ObserveOptions,
+    private readonly signal: AbortSignal,
+    private readonly clock: Clock,
+    loaded: LoadedSource,
+  ) {
+    this.source = options.source;
+    this.labels = { source: options.source.name };
+    this.known = new Map(loaded.leases.map((lease) => [lease.key, lease]));
+    this.health = new SourceHealth(options.source, loaded, clock);
+    this.afterGap = this.known.size > 0;
+    const stop = (error: unknown) => (this.stopWith ??= error);
+    this.changesQueue = createWriteQueue((batch) => this.write(batch), stop);
+    this.renewalsQueue = createWriteQueue((batch) => this.write(batch), stop);
+    this.renewals = new RenewalBatcher(clock);
+    // The lanes decide when to read; this observer what a read means.
+    this.lanes = new ReadLanes(
+      options.source,
+      {
+        onFullRead: (result, start, gap) => this.onFullRead(result, start, gap),
+        onFullFailure: (error, start) => this.sourceDown(error, start),
+        onKeysRead: async (result, start) => {
+          const completed: CompletedRead = { ...start, kind: 'keys', observations: result.observations, covered: result.covered };
+          this.report(completed, await this.applyAndWrite(completed));
+        },
+        isDown: () => this.health.up === false,
+        afterGap: () => this.afterGap,
+        stopped: () => this.stopWith !== null,
+        log: options.log,
       },
-      onFullFailure: sourceDown,
-      onKeysRead: async (result, start) => {
-        const completed: CompletedRead = { ...start, kind: 'keys', observations: result.observations, covered: result.covered };
-        report(completed, await applyAndWrite(completed));
-      },
-      isDown: () => health.up === false,
-      afterGap: () => afterGap,
-      stopped: () => stopWith !== null,
-      log,
-    },
-    clock,
-  );
-  const watching = source.watch?.(lanes.hint, signal);
+      clock,
+    );
+  }
+
+  async run(): Promise<void> {
+    const watching = this.source.watch?.(this.lanes.hint, this.signal);
+    try {
+      await Promise.all([this.lanes.run(this.signal), this.renewals.run(this.signal, () => this.stopWith !== null, () => this.flushRenewals())]);
+      await this.flushRenewals(true);
+      await Promise.all([this.changesQueue.idle(), this.renewalsQueue.idle()]);
+      if (this.stopWith) throw this.stopWith;
+    } finally {
+      metrics.clear('leasehold_tracked_leases', this.labels);
+      await watching?.catch(() => {});
+    }
+  }
+
+  private enqueue(batch: WriteBatch) {
+    return (this.changesWritten = this.changesQueue.enqueue(batch));
+  }
+
+  private async flushRenewals(closing = false) {
+    const due = this.renewals.take(closing);
+    if (!due) return;
+    const batch = { ...emptyBatch(this.options, null), ...due }; // the source's row is the other queue's to write
+    await this.changesWritten;
+    if (!(await this.renewalsQueue.enqueue(batch))) return;
+    const nowWall = this.clock.wall();
+    for (const lease of due.dirty) publish({ type: 'lease', lease: leaseView(lease, nowWall) });
+  }
+
+  private async onFullRead(result: PollResult, start: ReadStart, gap: boolean) {
+    const completed: CompletedRead =
+      result.kind === 'full'
+        ? { ...start, kind: 'full', observations: result.observations, gap, detail: result.status, unread: result.unread }
+        : { ...start, kind: 'poll', observations: result.observations, covered: result.covered, detail: result.status ?? null };
+    const outcome = await this.applyAndWrite(completed);
+    this.retryRefused();
+    metrics.set('leasehold_source_up', this.labels, 1);
+    if (completed.kind === 'full') metrics.observe('leasehold_poll_duration_seconds', this.labels, (this.clock.mono() - start.startedMono) / 1000);
+    countStates(this.source.name, this.known);
+    this.report(completed, outcome);
+  }
 
   /** Applies a completed read and queues its write; returns once it is written. */
-  async function applyAndWrite(r: CompletedRead) {
+  private async applyAndWrite(r: CompletedRead) {
+    const { known, source, clock } = this;
     const full = r.kind === 'full';
     const unread = r.unread ?? [];
-    const read: ReadContext = { source: source.name, backend: source.backend, startedMono: r.startedMono, startedWall: r.startedWall, finishedMono: clock.mono(), afterGap: afterGap || r.gap === true };
+    const read: ReadContext = { source: source.name, backend: source.backend, startedMono: r.startedMono, startedWall: r.startedWall, finishedMono: clock.mono(), afterGap: this.afterGap || r.gap === true };
     // 1. Leases of an unread part are marked stale, and compared across a gap when seen again.
+    const hidden = this.hideUnread(unread);
     const unseen = (key: string) => unread.some((part) => key.startsWith(part.prefix));
-    const hidden: TrackedLease[] = [];
-    for (const lease of known.values()) {
-      if (lease.stale || !unseen(lease.key)) continue;
-      lease.stale = true;
-      lease.version += 1;
-      hidden.push(lease);
-    }
     // 2. A lease already moved forward by a read that started later (the other lane) keeps
     //    that newer picture: this read is older news about it.
     const isNewer = (key: string) => (known.get(key)?.observedAtMono ?? -Infinity) > r.startedMono;
@@ -157,49 +195,63 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
       read,
       older.size ? scope.filter((key) => !older.has(key)) : scope,
     );
-    if (full) afterGap = false;
+    if (full) this.afterGap = false;
     // 3. The source answered: its row, and source_up if it was down.
-    const answer = health.answered(r, full ? Math.round(clock.mono() - r.startedMono) : null);
-    const batch = emptyBatch(options, answer.row);
+    const answer = this.health.answered(r, full ? Math.round(clock.mono() - r.startedMono) : null);
+    const batch = emptyBatch(this.options, answer.row);
     if (answer.sourceEvents.length) {
-      log(`${source.name}: up again`);
+      this.options.log(`${source.name}: up again`);
       batch.sourceEvents = answer.sourceEvents;
-      batch.setStale = false;
+      batch.setStale = unread.length ? undefined : false; // some leases stay stale: marked one by one above
     }
     // 4. State changes go now; renewals join the next one-second batch.
     batch.dirty = [...hidden, ...applied.dirty.filter((lease) => !applied.renewedOnly.has(lease))];
     batch.events = applied.events;
-    renewals.add(applied.renewedOnly, applied.renewals);
-    renewals.forget(batch.dirty);
-    if (applied.renewals.length) metrics.inc('leasehold_renewals_total', labels, applied.renewals.length);
-    if (batch.setStale === false && unread.length) batch.setStale = undefined; // some leases stay stale: marked one by one above
+    this.renewals.add(applied.renewedOnly, applied.renewals);
+    this.renewals.forget(batch.dirty);
+    if (applied.renewals.length) metrics.inc('leasehold_renewals_total', this.labels, applied.renewals.length);
     // 5. A keys-lane read that only saw renewals need not touch the store now. A read that
     //    changed nothing writes nothing, except that a poll refreshes the source's "last good
     //    read" once a second.
     const idle = !answer.rowDue && batch.dirty.length === 0 && batch.events.length === 0 && batch.sourceEvents.length === 0;
-    return { applied, written: idle ? [] : await enqueue(batch), published: batch.dirty };
+    return { applied, written: idle ? [] : await this.enqueue(batch), published: batch.dirty };
   }
 
-  async function sourceDown(error: unknown, start: ReadStart) {
-    const reason = error instanceof SourceUnavailableError ? error.reason : String((error as Error)?.message ?? error);
-    metrics.inc('leasehold_read_failures_total', labels);
-    metrics.set('leasehold_source_up', labels, 0);
-    // Down: say so once, mark the leases stale, claim nothing else.
-    afterGap = true;
-    const down = health.failed(reason, start.startedWall, Math.round(clock.mono() - start.startedMono));
-    if (down?.newlyDown) {
-      log(`${source.name}: down: ${reason}`);
-      for (const lease of known.values()) lease.stale = true;
+  /** Marks the leases of parts a full read could not read stale (each once); returns them. */
+  private hideUnread(unread: readonly UnreadScope[]): TrackedLease[] {
+    const hidden: TrackedLease[] = [];
+    if (unread.length === 0) return hidden;
+    for (const lease of this.known.values()) {
+      if (lease.stale || !unread.some((part) => lease.key.startsWith(part.prefix))) continue;
+      lease.stale = true;
+      lease.version += 1;
+      hidden.push(lease);
     }
-    if (down) await enqueue({ ...emptyBatch(options, down.row), sourceEvents: down.sourceEvents, ...(down.newlyDown ? { setStale: true } : {}) });
-    options.onRead?.({ source: source.name, full: true, ok: false, leases: known.size, changed: 0, events: 0, durationMs: clock.mono() - start.startedMono });
+    return hidden;
   }
 
-  function report(r: CompletedRead, { applied, published, written }: { applied: AppliedRead; published: TrackedLease[]; written: WrittenEvent[] | undefined }) {
-    options.onRead?.({ source: source.name, full: r.kind === 'full', ok: true, leases: known.size, changed: applied.dirty.length, events: applied.events.length, durationMs: clock.mono() - r.startedMono });
+  private async sourceDown(error: unknown, start: ReadStart) {
+    const { source, clock } = this;
+    const reason = error instanceof SourceUnavailableError ? error.reason : String((error as Error)?.message ?? error);
+    metrics.inc('leasehold_read_failures_total', this.labels);
+    metrics.set('leasehold_source_up', this.labels, 0);
+    // Down: say so once, mark the leases stale, claim nothing else.
+    this.afterGap = true;
+    const down = this.health.failed(reason, start.startedWall, Math.round(clock.mono() - start.startedMono));
+    if (down?.newlyDown) {
+      this.options.log(`${source.name}: down: ${reason}`);
+      for (const lease of this.known.values()) lease.stale = true;
+    }
+    if (down) await this.enqueue({ ...emptyBatch(this.options, down.row), sourceEvents: down.sourceEvents, ...(down.newlyDown ? { setStale: true } : {}) });
+    this.options.onRead?.({ source: source.name, full: true, ok: false, leases: this.known.size, changed: 0, events: 0, durationMs: clock.mono() - start.startedMono });
+  }
+
+  private report(r: CompletedRead, { applied, published, written }: { applied: AppliedRead; published: TrackedLease[]; written: WrittenEvent[] | undefined }) {
+    const durationMs = this.clock.mono() - r.startedMono;
+    this.options.onRead?.({ source: this.source.name, full: r.kind === 'full', ok: true, leases: this.known.size, changed: applied.dirty.length, events: applied.events.length, durationMs });
     if (!written) return;
     // Tell the live stream what changed.
-    const nowWall = clock.wall();
+    const nowWall = this.clock.wall();
     for (const lease of published) publish({ type: 'lease', lease: leaseView(lease, nowWall) });
     const ids = new Map(written.map((w) => [`${w.leaseId}#${w.seq}`, w.id]));
     for (const { lease, seq, change } of applied.events) {
@@ -208,44 +260,36 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
     }
   }
 
-  async function write(batch: WriteBatch) {
+  private async write(batch: WriteBatch): Promise<WrittenEvent[] | undefined> {
+    const { source } = this;
     for (const event of batch.events) metrics.inc('leasehold_events_total', { source: source.name, type: event.change.type });
     for (const event of batch.sourceEvents) metrics.inc('leasehold_events_total', { source: source.name, type: event.type });
-    const outcome = await retrying(() => writeBatchSalvaging(store, batch), storeRetry(`writing ${source.name} to the store`));
+    const outcome = await retrying(() => writeBatchSalvaging(this.options.store, batch), storeRetry(this.options, this.signal, this.clock, `writing ${source.name} to the store`));
     if (!outcome) return undefined;
     const { refused } = outcome;
     if (refused.length) {
       metrics.inc('leasehold_store_refused_leases_total', { source: source.name }, refused.length);
-      log(`${source.name}: the store refused ${refused.length} lease${refused.length === 1 ? '' : 's'} (${refused[0]!.leaseId}: ${refused[0]!.reason})`);
+      this.options.log(`${source.name}: the store refused ${refused.length} lease${refused.length === 1 ? '' : 's'} (${refused[0]!.leaseId}: ${refused[0]!.reason})`);
     }
-    const row = health.refusals(batch.dirty, refused);
-    if (row) void enqueue(emptyBatch(options, row));
+    const row = this.health.refusals(batch.dirty, refused);
+    if (row) void this.enqueue(emptyBatch(this.options, row));
     // Told after the store has it (as leases and events are): a reader that hears it and reads
     // the store sees the source's leases marked. Every write of the source's row is told (a
     // change of status, and its "last good read" about once a second), so that pages show how
     // long ago the source was read, live, without asking.
-    if (batch.source) publish({ type: 'source', source: health.view(batch.source) });
+    if (batch.source) publish({ type: 'source', source: this.health.view(batch.source) });
     return outcome.written;
   }
 
   /** Leases the store refused are offered again (as they are now) now and then: what refused them may have been fixed. */
-  function retryRefused() {
-    const ids = health.refusedDue();
+  private retryRefused() {
+    const ids = this.health.refusedDue();
     if (!ids) return;
-    const batch = emptyBatch(options, null);
-    batch.dirty = ids.map((id) => known.get(id.slice(source.name.length + 1))).filter((lease) => lease !== undefined);
-    health.forgetRefused(ids.filter((id) => !known.has(id.slice(source.name.length + 1))));
-    if (batch.dirty.length) void enqueue(batch);
-  }
-
-  try {
-    await Promise.all([lanes.run(signal), renewals.run(signal, () => stopWith !== null, () => flushRenewals())]);
-    await flushRenewals(true);
-    await Promise.all([changesQueue.idle(), renewalsQueue.idle()]);
-    if (stopWith) throw stopWith;
-  } finally {
-    metrics.clear('leasehold_tracked_leases', labels);
-    await watching?.catch(() => {});
+    const keyOf = (id: string) => id.slice(this.source.name.length + 1);
+    const batch = emptyBatch(this.options, null);
+    batch.dirty = ids.map((id) => this.known.get(keyOf(id))).filter((lease) => lease !== undefined);
+    this.health.forgetRefused(ids.filter((id) => !this.known.has(keyOf(id))));
+    if (batch.dirty.length) void this.enqueue(batch);
   }
 }
 
