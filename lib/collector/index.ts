@@ -20,7 +20,7 @@ import { lineLogger } from '../log';
 import { metrics } from '../metrics';
 import { retrying } from '../time/retry';
 import { observeSource, type ObserveOptions } from './observe-source';
-import { StaleOwnerError } from './store-writer';
+import { StaleOwnerError } from '../db/observer-writes';
 
 export type CollectorOptions = {
   store: Store;

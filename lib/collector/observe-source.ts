@@ -21,7 +21,7 @@ import { retrying, retryLine } from '../time/retry';
 import { ReadLanes, type ReadStart } from './read-lanes';
 import { RenewalBatcher } from './renewal-batcher';
 import { SourceHealth } from './source-health';
-import { StaleOwnerError, loadSource, writeBatchSalvaging, type LoadedSource, type WriteBatch, type WrittenEvent } from './store-writer';
+import { StaleOwnerError, loadSource, writeBatchSalvaging, type LoadedSource, type WriteBatch, type WrittenEvent } from '../db/observer-writes';
 import { createWriteQueue, emptyBatch, type WriteQueue } from './write-queue';
 
 export { MAX_BACKOFF_MS, MAX_FULL_READ_DEADLINE_MS, nextFullReadDeadlineMs, readDeadlineMs } from './read-lanes';

@@ -5,7 +5,7 @@
 import type { TrackedLease } from '../domain/observe';
 import { minuteOf, rollupRenewals, type RenewalPoint } from '../domain/renewal-stats';
 import type { Clock } from '../time/clock';
-import type { WriteBatch } from './store-writer';
+import type { WriteBatch } from '../db/observer-writes';
 
 export const RENEWAL_FLUSH_MS = 1_000;
 /** Renewals are estimated to have happened up to a poll before they are seen: a minute is complete this long after it ends. */

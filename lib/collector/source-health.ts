@@ -4,7 +4,7 @@
 // a new reason (at most once a minute); a poll refreshes the last good read once a second.
 import type { LeaseSource, UnreadScope } from '../sources/types';
 import type { Clock } from '../time/clock';
-import type { SourceRow, WriteBatch } from './store-writer';
+import type { SourceRow, WriteBatch } from '../db/observer-writes';
 
 /** A down source's row is written when its status changes, and its error text at most this often. */
 const DOWN_REWRITE_MS = 60_000;

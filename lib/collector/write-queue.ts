@@ -3,7 +3,7 @@
 // transaction (mergeBatches). The observer keeps two: state changes (what people wait for)
 // and renewals (many, batched). Across the two a lease row carries its version, so an older
 // picture never replaces a newer one.
-import type { WriteBatch, WrittenEvent } from './store-writer';
+import type { WriteBatch, WrittenEvent } from '../db/observer-writes';
 
 export type WriteQueue = {
   /** Resolves once the batch (or the merged batch it joined) is written: its events, or undefined when the write failed. */

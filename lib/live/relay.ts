@@ -6,14 +6,14 @@
 // Changes this process's own collector made are already on the bus and are skipped.
 import pg from 'pg';
 import type { Store } from '../db';
-import { toEventView, toLeaseView } from '../db/lease-views';
+import { readEventViews, readLeaseViews } from '../db/leases';
+import { readSource, readSources, type SourceRecord } from '../db/sources';
 import { retrying } from '../time/retry';
 import { publish } from './bus';
 
 const state = globalThis as typeof globalThis & { __leaseholdRelay?: { stop(): void } };
 
 type Payload = { collector: string; source: string; sourceRow?: boolean; leases: string[] | null; events: string[] | null };
-type SourceRecord = Awaited<ReturnType<Store['prisma']['source']['findMany']>>[number];
 /** How often the sources' rows are read for the reads of collectors in other processes. */
 const SOURCE_READS_EVERY_MS = 1_000;
 
@@ -29,15 +29,11 @@ export function ensureRelay(store: Store, ownCollector: () => string | undefined
 
   const relay = async (payload: Payload) => {
     if (payload.collector === ownCollector()) return;
-    const source = await store.prisma.source.findUnique({ where: { name: payload.source } });
-    const leases = payload.leases?.length === 0 ? [] : await store.prisma.lease.findMany({ where: payload.leases ? { id: { in: payload.leases } } : { sourceName: payload.source } });
-    const now = Date.now();
-    if (payload.sourceRow && source) publishSource(source);
-    for (const row of leases) publish({ type: 'lease', lease: toLeaseView(row, now, source?.lastGoodReadAt ?? null) });
-    if (payload.events?.length) {
-      const events = await store.prisma.leaseEvent.findMany({ where: { id: { in: payload.events.map((id) => BigInt(id)) } }, orderBy: { id: 'asc' } });
-      for (const event of events) publish({ type: 'event', event: toEventView(event) });
-    }
+    const source = payload.sourceRow ? await readSource(store, payload.source) : null;
+    const leases = payload.leases?.length === 0 ? [] : await readLeaseViews(store, payload.leases ? { ids: payload.leases } : { source: payload.source });
+    if (source) publishSource(source);
+    for (const lease of leases) publish({ type: 'lease', lease });
+    if (payload.events?.length) for (const event of await readEventViews(store, payload.events.map((id) => BigInt(id)))) publish({ type: 'event', event });
   };
 
   // What a source's row said when it was last published: a row another process's collector
@@ -58,14 +54,14 @@ export function ensureRelay(store: Store, ownCollector: () => string | undefined
       },
     });
   };
-  const readSources = async () => {
+  const relaySources = async () => {
     const own = ownCollector();
-    for (const source of await store.prisma.source.findMany()) {
+    for (const source of await readSources(store)) {
       if (source.collectorId === own) continue;
       if (told.get(source.name) !== `${source.status}|${source.lastGoodReadAt?.getTime() ?? ''}`) publishSource(source);
     }
   };
-  const sourceTimer = setInterval(() => void readSources().catch(() => {}), SOURCE_READS_EVERY_MS);
+  const sourceTimer = setInterval(() => void relaySources().catch(() => {}), SOURCE_READS_EVERY_MS);
   sourceTimer.unref();
 
   /** One LISTEN connection: resolves when it ends after it was set up, throws when it cannot be. */

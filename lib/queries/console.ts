@@ -4,6 +4,8 @@ import type { Config, SourceConfig } from '../config';
 import { redactUrl, scrub, secretsOf } from '../redact';
 import { subscribe } from '../live/bus';
 import type { Store } from '../db';
+import { leaseCountsBySource } from '../db/leases';
+import { lastDownAt, readSources, type SourceRecord } from '../db/sources';
 
 export type SourceRow = {
   name: string;
@@ -25,7 +27,6 @@ export type SourceRow = {
   configured: boolean;
 };
 
-type SourceRecord = Awaited<ReturnType<Store['prisma']['source']['findMany']>>[number];
 const sourceRows = new WeakMap<Store, { at: number; rows: Promise<SourceRecord[]> }>();
 let sourcesChanged = false;
 
@@ -34,7 +35,7 @@ function readSourceRows(store: Store, maxAgeMs: number): Promise<SourceRecord[]>
   const cached = sourceRows.get(store);
   if (cached && !sourcesChanged && Date.now() - cached.at <= maxAgeMs) return cached.rows;
   sourcesChanged = false;
-  const rows = store.prisma.source.findMany({ orderBy: { name: 'asc' } });
+  const rows = readSources(store);
   sourceRows.set(store, { at: Date.now(), rows });
   rows.catch(() => sourceRows.delete(store));
   return rows;
@@ -90,10 +91,7 @@ function hostPart(url: string): string {
 export async function listSources(store: Store, config: Config, leaseCounts?: ReadonlyMap<string, number>, maxAgeMs = 0): Promise<SourceRow[]> {
   const [rows, leaseCount] = await Promise.all([
     readSourceRows(store, maxAgeMs),
-    leaseCounts ??
-      store.prisma.lease
-        .groupBy({ by: ['sourceName'], _count: { _all: true } })
-        .then((counts) => new Map(counts.map((c) => [c.sourceName, c._count._all]))),
+    leaseCounts ?? leaseCountsBySource(store),
   ]);
   const stored = new Map(rows.map((row) => [row.name, row]));
   const downSince = new Map(
@@ -101,8 +99,7 @@ export async function listSources(store: Store, config: Config, leaseCounts?: Re
       rows
         .filter((row) => row.status === 'down')
         .map(async (row) => {
-          const event = await store.prisma.sourceEvent.findFirst({ where: { sourceName: row.name, type: 'source_down' }, orderBy: { seq: 'desc' }, select: { at: true } });
-          return [row.name, event?.at.toISOString() ?? null] as const;
+          return [row.name, (await lastDownAt(store, row.name))?.toISOString() ?? null] as const;
         }),
     ),
   );

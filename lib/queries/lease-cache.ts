@@ -17,9 +17,9 @@ import { processCollector } from '../collector/process';
 import { ensureRelay } from '../live/relay';
 import type { Store } from '../db';
 import type { LeaseView } from '../domain/types';
-import { CHANGE_TYPES, isChangeOfHands } from '../domain/health';
+import { isChangeOfHands } from '../domain/health';
 import { applyToLease, listChangeOf } from '../domain/lease-list';
-import { toLeaseView } from '../db/lease-views';
+import { changeEventsSince, readLeaseViews } from '../db/leases';
 import type { LeaseFilter } from './leases';
 
 const REFRESH_MS = 15_000;
@@ -98,12 +98,7 @@ async function load(store: Store, cache: Cache) {
 
 async function read(store: Store, cache: Cache, sinceLoad: Map<string, Entry>) {
   const since = new Date(Date.now() - HOUR_MS);
-  const [rows, sources, events] = await Promise.all([
-    store.prisma.lease.findMany(),
-    store.prisma.source.findMany({ select: { name: true, lastGoodReadAt: true } }),
-    store.prisma.leaseEvent.findMany({ where: { at: { gte: since }, type: { in: [...CHANGE_TYPES] } }, select: { leaseId: true, at: true, type: true, holder: true, previousHolder: true, detail: true } }),
-  ]);
-  const readAt = new Map(sources.map((s) => [s.name, s.lastGoodReadAt]));
+  const [views, events] = await Promise.all([readLeaseViews(store, 'all'), changeEventsSince(store, since)]);
   const transitions = new Map<string, number[]>();
   for (const event of events) {
     if (!isChangeOfHands(event)) continue;
@@ -113,10 +108,7 @@ async function read(store: Store, cache: Cache, sinceLoad: Map<string, Entry>) {
   }
   const now = Date.now();
   const entries = new Map<string, Entry>();
-  for (const row of rows) {
-    const view = toLeaseView(row, now, readAt.get(row.sourceName) ?? null);
-    entries.set(row.id, entryOf(view, transitions.get(row.id) ?? []));
-  }
+  for (const view of views) entries.set(view.id, entryOf(view, transitions.get(view.id) ?? []));
   // What the bus said while the store was being read is newer than what was read.
   for (const [id, entry] of sinceLoad) entries.set(id, entry);
   cache.entries = entries;

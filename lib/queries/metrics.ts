@@ -3,6 +3,8 @@
 // and two scrapes at once share no gauge. app/metrics/route.ts merges them with the process's.
 import { Gauge, Registry } from 'prom-client';
 import type { Store } from '../db';
+import { leaseCountsByState } from '../db/leases';
+import { readSources } from '../db/sources';
 import type { LeaseView } from '../domain/types';
 import { currentLeases } from './lease-cache';
 
@@ -17,13 +19,13 @@ const storeUp = (value: 0 | 1) => {
 /** Store-wide series: leases by source and state, sources up or down and who observes them. */
 export async function storeRegistry(store: Store): Promise<Registry> {
   const [byState, sources] = await Promise.all([
-    store.prisma.lease.groupBy({ by: ['sourceName', 'state', 'stale'], _count: { _all: true } }),
-    store.prisma.source.findMany({ select: { name: true, status: true, collectorId: true, lastGoodReadAt: true } }),
+    leaseCountsByState(store),
+    readSources(store),
   ]);
   const registry = storeUp(1);
   const leases = gauge(registry, 'leasehold_leases', 'Leases in the store by source and state (stale: its source cannot be read).', ['source', 'state']);
   // Stale leases of every state add up to one series.
-  for (const row of byState) leases.inc({ source: row.sourceName, state: row.stale ? 'stale' : row.state }, row._count._all);
+  for (const row of byState) leases.inc({ source: row.source, state: row.stale ? 'stale' : row.state }, row.count);
   const status = gauge(registry, 'leasehold_source_status', '1 when the last read of the source succeeded, as the store records it.', ['source']);
   for (const source of sources) status.set({ source: source.name }, source.status === 'up' ? 1 : 0);
   const lastRead = gauge(registry, 'leasehold_source_last_read_timestamp_seconds', 'Time of the last good read of the source.', ['source']);

@@ -7,7 +7,7 @@ import { newTrackedLease } from '@/lib/domain/tracked-lease';
 import { ReadLanes, type LaneHandlers } from '@/lib/collector/read-lanes';
 import { RenewalBatcher } from '@/lib/collector/renewal-batcher';
 import { SourceHealth } from '@/lib/collector/source-health';
-import type { WriteBatch, WrittenEvent } from '@/lib/collector/store-writer';
+import type { WriteBatch, WrittenEvent } from '@/lib/db/observer-writes';
 import { createWriteQueue, emptyBatch, mergeBatches } from '@/lib/collector/write-queue';
 import { SourceUnavailableError } from '@/lib/sources/errors';
 import type { LeaseSource, PollResult } from '@/lib/sources/types';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRefusedForContent } from '@/lib/collector/store-writer';
+import { isRefusedForContent } from '@/lib/db/observer-writes';
 
 // A write the store refuses for what is in it is one lease's problem (that lease is set
 // aside, the others are written); any other failure is the store's, and the batch is retried

@@ -1,0 +1,183 @@
+// The SQL of each lease table the collector writes (observer-writes.ts runs them in one
+// transaction). Rows are passed as one JSON parameter and unpacked with jsonb_to_recordset:
+// the same SQL runs on PostgreSQL and on the embedded PGlite, whatever the batch size.
+import type { SqlSession } from './sql';
+import { StaleOwnerError, type SourceRow, type WriteBatch, type WrittenEvent } from './observer-batch';
+
+/** How values become the JSON rows the SQL unpacks. */
+export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+export const text = (value: bigint | null) => (value === null ? null : value.toString());
+export const json = (value: unknown) => JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? v.toString() : v));
+
+export async function checkOwnership(sql: SqlSession, batch: WriteBatch) {
+  const name = batch.dirty[0]?.source ?? batch.renewals[0]?.lease.source;
+  if (!name || batch.collector.token === 0n) return;
+  // A batch without the source's row (renewals) checks that the row still names this
+  // observer's ownership token, without locking anything: a lock here would hold up the
+  // ownership lease's renewal (or the other write queue) for as long as a large batch takes.
+  // A new owner takes the row over with its first write; a renewal batch that raced with
+  // that write adds true renewals and no events, and the version guard keeps the newer rows.
+  const rows = await sql.query(`SELECT 1 FROM "Source" WHERE name = $1 AND "collectorToken" = $2::bigint`, [name, batch.collector.token.toString()]);
+  if (rows.length === 0) throw new StaleOwnerError(name);
+}
+
+export async function upsertSource(sql: SqlSession, source: SourceRow, batch: WriteBatch) {
+  const { collector } = batch;
+  const lastSeq = batch.sourceEvents.reduce((max, e) => Math.max(max, e.seq), 0);
+  const rows = await sql.query(
+    `INSERT INTO "Source" (name, backend, status, "lastGoodReadAt", "lastError", "lastPollMs", "pollMs", detail, "collectorId", "collectorToken", "lastSeq", "updatedAt")
+     VALUES ($1, $2, $3::"SourceStatus", $4::timestamptz, $5, $6, $7, $8::jsonb, $9, $10::bigint, $11, now())
+     ON CONFLICT (name) DO UPDATE SET
+       backend = EXCLUDED.backend,
+       status = EXCLUDED.status,
+       "lastGoodReadAt" = COALESCE(EXCLUDED."lastGoodReadAt", "Source"."lastGoodReadAt"),
+       "lastError" = EXCLUDED."lastError",
+       "lastPollMs" = COALESCE(EXCLUDED."lastPollMs", "Source"."lastPollMs"),
+       "pollMs" = EXCLUDED."pollMs",
+       detail = COALESCE(EXCLUDED.detail, "Source".detail),
+       "collectorId" = EXCLUDED."collectorId",
+       "collectorToken" = EXCLUDED."collectorToken",
+       "lastSeq" = GREATEST("Source"."lastSeq", EXCLUDED."lastSeq"),
+       "updatedAt" = now()
+     WHERE "Source"."collectorToken" IS NULL OR "Source"."collectorToken" <= EXCLUDED."collectorToken"
+     RETURNING name`,
+    [
+      source.name,
+      source.backend,
+      source.status,
+      iso(source.lastGoodReadAt),
+      source.lastError,
+      source.lastPollMs,
+      source.pollMs,
+      source.detail === null ? null : json(source.detail),
+      collector.id,
+      collector.token.toString(),
+      lastSeq,
+    ],
+  );
+  if (rows.length === 0) throw new StaleOwnerError(source.name);
+}
+
+export async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
+  const rows = batch.dirty.map((l) => ({
+    id: l.id,
+    sourceName: l.source,
+    backend: l.backend,
+    kind: l.kind,
+    key: l.key,
+    state: l.state,
+    holder: l.holder,
+    token: text(l.token),
+    lastHolder: l.lastHolder,
+    lastToken: text(l.lastToken),
+    fenced: (l.token ?? l.lastToken) !== null,
+    ttlMs: l.ttlMs === null ? null : Math.round(l.ttlMs),
+    acquiredAt: iso(l.acquiredAtWall),
+    renewedAt: iso(l.renewedAtWall),
+    expiresAt: iso(l.expiresAtWall),
+    observedAt: iso(l.observedAtWall),
+    stale: l.stale,
+    candidates: l.candidates.map((c) => ({ holder: c.holder, token: text(c.token) })),
+    transitions: l.transitions,
+    lastSeq: l.eventSeq,
+    renewalSeq: String(l.renewalSeq),
+    endedAt: iso(l.ended?.atWall ?? null),
+    endedCause: l.ended?.cause ?? null,
+    problem: l.problem,
+    detail: l.detail,
+    version: String(l.version),
+    lastIntervalMs: l.lastRenewal ? Math.round(l.lastRenewal.intervalMs) : null,
+    lastMarginMs: l.lastRenewal ? Math.round(l.lastRenewal.marginMs) : null,
+  }));
+  await sql.query(
+    `INSERT INTO "Lease" (id, "sourceName", backend, kind, key, state, holder, token, "lastHolder", "lastToken", fenced, "ttlMs",
+                          "acquiredAt", "renewedAt", "expiresAt", "observedAt", stale, candidates, transitions, "lastSeq", "renewalSeq",
+                          "endedAt", "endedCause", problem, detail, version, "lastIntervalMs", "lastMarginMs", "updatedAt")
+     SELECT id, "sourceName", backend, kind, key, state, holder, token::numeric, "lastHolder", "lastToken"::numeric, fenced, "ttlMs",
+            "acquiredAt"::timestamptz, "renewedAt"::timestamptz, "expiresAt"::timestamptz, "observedAt"::timestamptz, stale,
+            COALESCE(candidates, '[]'::jsonb), transitions, "lastSeq", "renewalSeq"::bigint, "endedAt"::timestamptz, "endedCause", problem, detail,
+            version::bigint, "lastIntervalMs", "lastMarginMs", now()
+       FROM jsonb_to_recordset($1::jsonb) AS x(id text, "sourceName" text, backend text, kind text, key text, state text, holder text,
+            token text, "lastHolder" text, "lastToken" text, fenced boolean, "ttlMs" int8, "acquiredAt" text, "renewedAt" text,
+            "expiresAt" text, "observedAt" text, stale boolean, candidates jsonb, transitions int, "lastSeq" int, "renewalSeq" text,
+            "endedAt" text, "endedCause" text, problem text, detail jsonb, version text,
+            "lastIntervalMs" int8, "lastMarginMs" int8)
+     ON CONFLICT (id) DO UPDATE SET
+       kind = EXCLUDED.kind, state = EXCLUDED.state, holder = EXCLUDED.holder, token = EXCLUDED.token,
+       "lastHolder" = EXCLUDED."lastHolder", "lastToken" = EXCLUDED."lastToken", fenced = EXCLUDED.fenced, "ttlMs" = EXCLUDED."ttlMs",
+       "acquiredAt" = EXCLUDED."acquiredAt", "renewedAt" = EXCLUDED."renewedAt", "expiresAt" = EXCLUDED."expiresAt",
+       "observedAt" = EXCLUDED."observedAt", stale = EXCLUDED.stale, candidates = EXCLUDED.candidates,
+       transitions = EXCLUDED.transitions, "lastSeq" = GREATEST("Lease"."lastSeq", EXCLUDED."lastSeq"),
+       "renewalSeq" = GREATEST("Lease"."renewalSeq", EXCLUDED."renewalSeq"), "endedAt" = EXCLUDED."endedAt",
+       "endedCause" = EXCLUDED."endedCause", problem = EXCLUDED.problem, detail = EXCLUDED.detail, version = EXCLUDED.version,
+       "lastIntervalMs" = EXCLUDED."lastIntervalMs", "lastMarginMs" = EXCLUDED."lastMarginMs", "updatedAt" = now()
+     -- Renewals and state changes are written by two queues: an older picture never wins.
+     WHERE "Lease".version <= EXCLUDED.version`,
+    [json(rows)],
+  );
+}
+
+export async function insertEvents(sql: SqlSession, batch: WriteBatch): Promise<WrittenEvent[]> {
+  const rows = batch.events.map(({ lease, seq, change }) => ({
+    leaseId: lease.id,
+    seq,
+    type: change.type,
+    at: iso(change.atWall),
+    holder: change.holder,
+    previousHolder: change.previousHolder,
+    token: text(change.token),
+    previousToken: text(change.previousToken),
+    gapMs: change.gapMs,
+    detail: change.detail,
+  }));
+  const written = await sql.query<{ id: string; leaseId: string; seq: number }>(
+    `INSERT INTO "LeaseEvent" ("leaseId", seq, type, at, holder, "previousHolder", token, "previousToken", "gapMs", detail)
+     SELECT "leaseId", seq, type, at::timestamptz, holder, "previousHolder", token::numeric, "previousToken"::numeric, "gapMs", detail
+       FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, seq int, type text, at text, holder text, "previousHolder" text,
+            token text, "previousToken" text, "gapMs" int8, detail jsonb)
+     ON CONFLICT ("leaseId", seq) DO NOTHING
+     RETURNING id::text AS id, "leaseId", seq`,
+    [json(rows)],
+  );
+  return written;
+}
+
+export async function upsertRenewals(sql: SqlSession, batch: WriteBatch) {
+  const rows = batch.renewals.map(({ lease, seq, renewal }) => ({
+    leaseId: lease.id,
+    slot: seq % batch.ringSize,
+    seq: String(seq),
+    at: iso(renewal.atWall),
+    holder: renewal.holder,
+    intervalMs: renewal.intervalMs,
+    marginMs: renewal.marginMs,
+    ttlMs: renewal.ttlMs === null ? null : Math.round(renewal.ttlMs),
+  }));
+  await sql.query(
+    `INSERT INTO "RenewalSample" ("leaseId", slot, seq, at, holder, "intervalMs", "marginMs", "ttlMs")
+     SELECT "leaseId", slot, seq::bigint, at::timestamptz, holder, "intervalMs", "marginMs", "ttlMs"
+       FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, slot int, seq text, at text, holder text, "intervalMs" int8, "marginMs" int8, "ttlMs" int8)
+     ON CONFLICT ("leaseId", slot) DO UPDATE SET seq = EXCLUDED.seq, at = EXCLUDED.at, holder = EXCLUDED.holder,
+       "intervalMs" = EXCLUDED."intervalMs", "marginMs" = EXCLUDED."marginMs", "ttlMs" = EXCLUDED."ttlMs"
+     WHERE "RenewalSample".seq < EXCLUDED.seq`,
+    [json(rows)],
+  );
+}
+
+export async function upsertRollups(sql: SqlSession, batch: WriteBatch) {
+  const rows = batch.rollups.map(({ leaseId, minute, stats }) => ({ leaseId, minute: iso(minute), ...stats }));
+  await sql.query(
+    `INSERT INTO "RenewalRollup" ("leaseId", minute, count, "intervalMin", "intervalP50", "intervalP99", "intervalMax",
+                                  "marginMin", "marginP50", "marginP99", "marginMax")
+     SELECT "leaseId", minute::timestamptz, count, "intervalMin", "intervalP50", "intervalP99", "intervalMax",
+            "marginMin", "marginP50", "marginP99", "marginMax"
+       FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, minute text, count int, "intervalMin" int8, "intervalP50" int8,
+            "intervalP99" int8, "intervalMax" int8, "marginMin" int8, "marginP50" int8, "marginP99" int8, "marginMax" int8)
+     ON CONFLICT ("leaseId", minute) DO UPDATE SET count = EXCLUDED.count,
+       "intervalMin" = EXCLUDED."intervalMin", "intervalP50" = EXCLUDED."intervalP50", "intervalP99" = EXCLUDED."intervalP99",
+       "intervalMax" = EXCLUDED."intervalMax", "marginMin" = EXCLUDED."marginMin", "marginP50" = EXCLUDED."marginP50",
+       "marginP99" = EXCLUDED."marginP99", "marginMax" = EXCLUDED."marginMax"`,
+    [json(rows)],
+  );
+}
+
