@@ -7,6 +7,7 @@ import { createLeaderElector, LeaseLostError, type FencedStore, type Lease, type
 import { count, completeIfDone, currentWeek, enqueueWeek, send, startWeek, takeJobs } from './digest';
 import { ServerCrashed, type Gate } from './gate';
 import type { DigestSql } from './sql';
+import { systemClock } from '../time/clock';
 
 export const SCHEDULER_KEY = 'weekly-digest-scheduler';
 export const SCHEDULER_TTL_MS = 6_000;
@@ -19,17 +20,7 @@ const LOST_ACK_RATE = 0.01;
 const BETWEEN_WEEKS_MS = 5_000;
 
 /** Waits `ms`, or less when `signal` aborts (it never rejects: a loop checks its signal itself). */
-export const wait = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
+export const wait = (ms: number, signal?: AbortSignal) => systemClock.sleep(ms, signal);
 
 export type DigestServerOptions = {
   name: string;
