@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { DEMO_SOURCE_ENTRY } from './demo/source';
 import { parseAllowedHosts } from './net/host-pattern';
 import { redactUrl, redactUrlsIn, scrub, secretsOf } from './redact';
 
@@ -33,9 +34,10 @@ const sourceName = z
     error: 'expected a source name of 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit',
   });
 
-function urlWithScheme(schemes: string[], what: string) {
+function urlWithScheme(schemes: string[], what: string, orElse: (value: string) => boolean = () => false) {
   return z.string({ error: `expected ${what}` }).refine(
     (value) => {
+      if (orElse(value)) return true;
       try {
         const url = new URL(value);
         return schemes.includes(url.protocol.replace(/:$/, '')) && url.host !== '';
@@ -48,6 +50,17 @@ function urlWithScheme(schemes: string[], what: string) {
 }
 
 const postgresUrl = urlWithScheme(['postgres', 'postgresql'], 'a postgres:// or postgresql:// URL');
+
+/**
+ * A PostgreSQL source's url may name the embedded store's own database instead of a server:
+ * `pglite://embedded`, optionally with a path that only labels it (`pglite://embedded/demo`).
+ * It is read through the store's open PGlite (lib/sources/registry.ts), so only by a collector
+ * on the embedded store (no DATABASE_URL). The embedded demo's source is one (lib/demo/source.ts).
+ */
+export function namesEmbeddedStore(url: string): boolean {
+  return /^pglite:\/\/embedded(\/[A-Za-z0-9._-]*)?$/.test(url);
+}
+const postgresSourceUrl = urlWithScheme(['postgres', 'postgresql'], 'a postgres:// or postgresql:// URL', namesEmbeddedStore);
 const redisUrl = urlWithScheme(['redis', 'rediss'], 'a redis:// or rediss:// URL');
 const etcdEndpoint = urlWithScheme(['http', 'https'], 'an http:// or https:// etcd endpoint');
 
@@ -67,7 +80,7 @@ const pollMs = z
 const postgresSource = z.strictObject({
   name: sourceName,
   backend: z.literal('postgres'),
-  url: postgresUrl,
+  url: postgresSourceUrl,
   tables: z
     .array(
       z.strictObject({
@@ -162,7 +175,8 @@ export type Config = FileConfig & {
   file: string | null;
   /**
    * The embedded demo (lib/demo): on the embedded store with no sources configured, unless
-   * LEASEHOLD_DEMO=off. Its one source, `demo`, is then the config's only source.
+   * LEASEHOLD_DEMO=off. Its one source, `demo` (lib/demo/source.ts), is then the config's only
+   * source, validated by the same schema as a file's.
    */
   demo: boolean;
   store: StoreConfig;
@@ -283,6 +297,25 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     fileConfig = fileSchema.parse({});
   }
 
+  // The embedded demo (lib/demo) registers its one source as a file would: its entry
+  // (lib/demo/source.ts) goes through the file's schema, in place of the file's no sources.
+  const databaseUrl = envResult.success ? envResult.data.DATABASE_URL : undefined;
+  const demo = envResult.success && !databaseUrl && fileConfig?.sources.length === 0 && env.LEASEHOLD_DEMO !== 'off';
+  if (demo) {
+    const withDemo = { ...(fileValue as Record<string, unknown> | undefined), sources: [DEMO_SOURCE_ENTRY] };
+    const result = fileSchema.safeParse(withDemo, { reportInput: true });
+    if (result.success) fileConfig = result.data;
+    else for (const issue of result.error.issues) problems.push(formatIssue(issue, withDemo));
+  }
+  // A source may name the embedded store's database only where the store is embedded.
+  if (databaseUrl) {
+    fileConfig?.sources.forEach((source, index) => {
+      if (source.backend === 'postgres' && namesEmbeddedStore(source.url)) {
+        problems.push(`${formatPath(['sources', index, 'url'], fileValue)}: expected a postgres:// or postgresql:// URL (pglite://embedded is the embedded store's database, and DATABASE_URL puts the store on PostgreSQL), found "${source.url}"`);
+      }
+    });
+  }
+
   if (problems.length > 0 || !envResult.success || fileConfig === undefined) {
     // A secret may sit where a problem quotes text (a value in the wrong field): scrub them all.
     const secrets = secretsOf({ file: fileValue, env: { DATABASE_URL: env.DATABASE_URL } });
@@ -291,10 +324,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   }
   const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR, LEASEHOLD_COLLECTOR_LEASE_TTL_MS, LEASEHOLD_ALLOWED_HOSTS, LEASEHOLD_STREAM_MAX_CLIENTS, LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS } =
     envResult.data;
-  const demo = !DATABASE_URL && fileConfig.sources.length === 0 && env.LEASEHOLD_DEMO !== 'off';
   const config: Config = {
     ...fileConfig,
-    sources: demo ? [DEMO_SOURCE] : fileConfig.sources,
     demo,
     file: fileExists ? file : null,
     store: DATABASE_URL
@@ -586,15 +617,8 @@ export function describeValue(value: unknown, at: PathKey[] = []): string {
   return typeof value;
 }
 
-/** The embedded demo's source: its fleet's lease table, in the embedded store's own database. */
-export const DEMO_SOURCE: PostgresSourceConfig = {
-  name: 'demo',
-  backend: 'postgres',
-  url: 'pglite://embedded/demo',
-  tables: [{ table: 'pixly.leases', format: 'leasehold' }],
-  advisoryLocks: false,
-  pollMs: 1_000,
-};
+/** The embedded demo's source (lib/demo/source.ts) as loadConfig registers it: through the source schema. */
+export const DEMO_SOURCE: PostgresSourceConfig = postgresSource.parse(DEMO_SOURCE_ENTRY);
 
 /**
  * A URL, or text holding URLs, with every password replaced by `***` (lib/redact.ts parses

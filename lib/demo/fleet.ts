@@ -16,6 +16,7 @@ import { createFencedStore, createLeaseClient, type FencedStore, type LeaseClien
 import { setUp } from './digest';
 import { Gate } from './gate';
 import { runDigestServer, SCHEDULER_KEY, SCHEDULER_TTL_MS, SLOW_SERVER, wait } from './server';
+import { DEMO_LEASE_TABLE } from './source';
 import { pgliteSql } from './sql';
 
 export { SCHEDULER_KEY };
@@ -50,7 +51,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const sql = pgliteSql(db);
   await setUp(sql, options.users ?? 3_000);
   const pool = pglitePool(db);
-  const backend = createBackend({ backend: 'postgres', pool, table: 'pixly.leases', ensureTable: false });
+  const backend = createBackend({ backend: 'postgres', pool, table: DEMO_LEASE_TABLE, ensureTable: false });
   const fenced: FencedStore = createFencedStore({ pool, table: 'pixly.digest_fence' });
   const stopping = new AbortController();
   setMaxListeners(0, stopping.signal); // every server's signal follows it

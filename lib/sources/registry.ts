@@ -1,5 +1,5 @@
 // Builds the configured sources. The only place that knows every backend's adapter.
-import { DEMO_SOURCE, type Config, type SourceConfig } from '../config';
+import { namesEmbeddedStore, type Config, type SourceConfig } from '../config';
 import type { PgPoolLike } from '../db/pg-like';
 import { scrub, scrubDeep, secretsOf } from '../redact';
 import { createEtcdSource } from './etcd';
@@ -9,10 +9,16 @@ import { createRedisSource } from './redis';
 import type { Observation } from '../domain/observe';
 import type { ChangeHint, LeaseSource } from './types';
 
-export function createSource(config: SourceConfig, defaultPollMs: number): LeaseSource {
+/**
+ * `embedded`: the embedded store's database (lib/db/pglite-pool.ts over the store's open
+ * PGlite), for a PostgreSQL source whose url names it (`pglite://embedded`, lib/config.ts);
+ * null or absent where this process has no embedded store open (a PostgreSQL store, or
+ * `leasehold snapshot`), and such a source is then down, saying so.
+ */
+export function createSource(config: SourceConfig, defaultPollMs: number, embedded?: PgPoolLike | null): LeaseSource {
   switch (config.backend) {
     case 'postgres':
-      return withoutSecrets(createPostgresSource(config, defaultPollMs), config);
+      return withoutSecrets(createPostgresSource(config, defaultPollMs, namesEmbeddedStore(config.url) ? (embedded ?? noEmbeddedStore) : undefined), config);
     case 'redis':
       return withoutSecrets(createRedisSource(config, defaultPollMs), config);
     case 'etcd':
@@ -20,17 +26,19 @@ export function createSource(config: SourceConfig, defaultPollMs: number): Lease
   }
 }
 
-/**
- * `embedded`: the embedded store's database, where the demo's source reads its lease table
- * (config.demo: the demo fleet runs in this process; lib/demo).
- */
-export function createSources(config: Pick<Config, 'sources' | 'pollMs'> & { demo?: boolean }, embedded?: PgPoolLike | null): LeaseSource[] {
-  return config.sources.map((source) =>
-    config.demo && source.name === DEMO_SOURCE.name && source.backend === 'postgres'
-      ? createPostgresSource(source, config.pollMs, embedded ?? undefined)
-      : createSource(source, config.pollMs),
-  );
+/** Every configured source; `embedded` as for createSource. */
+export function createSources(config: Pick<Config, 'sources' | 'pollMs'>, embedded?: PgPoolLike | null): LeaseSource[] {
+  return config.sources.map((source) => createSource(source, config.pollMs, embedded));
 }
+
+const NO_EMBEDDED_STORE = 'the embedded store is not open in this process (pglite://embedded is read only by a collector on the embedded store)';
+/** The pool of a source that names the embedded store where none is open: every connection is refused. */
+const noEmbeddedStore: PgPoolLike = {
+  query: () => Promise.reject(new Error(NO_EMBEDDED_STORE)),
+  connect: () => Promise.reject(new Error(NO_EMBEDDED_STORE)),
+  end: async () => {},
+  on: () => undefined,
+};
 
 /**
  * The source, with everything it says that may quote a credential scrubbed of its config's

@@ -7,6 +7,8 @@ import { DEMO_SOURCE } from '../../lib/config';
 import { pglitePool } from '../../lib/db/pglite-pool';
 import { createFencedStore, createLeaseClient } from '../../lib/lease';
 import { createPostgresSource } from '../../lib/sources/postgres';
+import { SourceUnavailableError } from '../../lib/sources/errors';
+import { createSources } from '../../lib/sources/registry';
 
 let db: PGlite;
 
@@ -56,6 +58,25 @@ describe('the pg-pool look-alike over PGlite', () => {
     expect(seen.remainingMs).toBeGreaterThan(8_000);
     await source.close();
     expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('the registry builds the demo source as any configured source, reading the embedded store it is given, and down where none is open', async () => {
+    const client = createLeaseClient({ backend: 'postgres', pool: pglitePool(db), table: 'pixly.leases', ensureTable: false });
+    const lease = (await client.acquire('registered', { holder: 'server-03', ttlMs: 10_000 }))!;
+    const [source] = createSources({ sources: [DEMO_SOURCE], pollMs: 5_000 }, pglitePool(db));
+    expect(source).toMatchObject({ name: 'demo', backend: 'postgres', pollMs: 1_000 });
+    const snapshot = await source!.snapshot(new AbortController().signal);
+    expect(snapshot.observations.find((o) => o.key === 'pixly.leases/registered')).toMatchObject({ holder: lease.holder, token: lease.token });
+    await source!.close();
+    expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await client.release(lease);
+    await client.close();
+
+    const [nowhere] = createSources({ sources: [DEMO_SOURCE], pollMs: 5_000 });
+    const failure = await nowhere!.snapshot(new AbortController().signal).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SourceUnavailableError);
+    expect((failure as SourceUnavailableError).reason).toMatch(/the embedded store is not open in this process/);
+    await nowhere!.close();
   });
 
   it('the fenced store turns away a write with an older token', async () => {

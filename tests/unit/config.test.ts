@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, DEMO_SOURCE, loadConfig, type Config } from '../../lib/config';
+import { DEMO_SOURCE_ENTRY } from '../../lib/demo/source';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -55,6 +56,39 @@ describe('valid configurations', () => {
     const config = loadConfig({ env: { ...env, ...(file ? { LEASEHOLD_CONFIG: withFile(file) } : {}) }, cwd: dir });
     expect(config.demo).toBe(false);
     expect(config.sources.some((s) => s.name === DEMO_SOURCE.name && s.backend === 'postgres' && s.url === DEMO_SOURCE.url)).toBe(false);
+  });
+
+  it("the demo's source is an ordinary entry: written in a file, it validates to the very source the demo registers", () => {
+    const fromFile = load({ sources: [DEMO_SOURCE_ENTRY] });
+    expect(fromFile.demo).toBe(false);
+    expect(fromFile.sources).toEqual([DEMO_SOURCE]);
+    expect(loadConfig({ env: {}, cwd: dir }).sources).toEqual(fromFile.sources);
+    // Beside a user's source, under the same rules (defaults filled, names unique).
+    expect(load({ sources: [pg, { name: 'embedded', backend: 'postgres', url: 'pglite://embedded' }] }).sources[1]).toMatchObject({ url: 'pglite://embedded', tables: [], advisoryLocks: false });
+    expect(problemsOf({ sources: [pg, { ...DEMO_SOURCE_ENTRY, name: 'pg-main' }] })).toEqual([
+      'sources[1] ("pg-main").name: expected a name no other source uses, found "pg-main", already the name of sources[0]',
+    ]);
+  });
+
+  it("a file's settings apply with the demo's source, as with a user's", () => {
+    const config = load({ pollMs: 2000, retention: { eventDays: 7 } });
+    expect(config).toMatchObject({ demo: true, sources: [DEMO_SOURCE], pollMs: 2000, retention: { eventDays: 7 } });
+  });
+
+  it.each([
+    ['another host', 'pglite://elsewhere/demo'],
+    ['a password', 'pglite://u:secret@embedded'],
+    ['a query', 'pglite://embedded/demo?x=1'],
+    ['another scheme', 'sqlite://embedded'],
+  ])('the embedded store\'s database is named by pglite://embedded only, not with %s', (_name, url) => {
+    expect(problemsOf({ sources: [{ ...pg, url }] })).toHaveLength(1);
+    expect(problemsOf({ sources: [{ ...pg, url }] })[0]).toMatch(/^sources\[0\] \("pg-main"\)\.url: expected a postgres:\/\/ or postgresql:\/\/ URL, found /);
+  });
+
+  it('a source that names the embedded store needs it: not with DATABASE_URL', () => {
+    expect(problemsOf({ sources: [pg, DEMO_SOURCE_ENTRY] }, { DATABASE_URL: 'postgres://u:store-secret@db:5432/leasehold' })).toEqual([
+      'sources[1] ("demo").url: expected a postgres:// or postgresql:// URL (pglite://embedded is the embedded store\'s database, and DATABASE_URL puts the store on PostgreSQL), found "pglite://embedded/demo"',
+    ]);
   });
 
   it('fills defaults for every backend', () => {

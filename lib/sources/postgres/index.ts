@@ -186,7 +186,7 @@ const toInt32 = (value: number) => BigInt.asIntN(32, BigInt(value)).toString();
 const sessionName = (row: AdvisoryRow) =>
   `pid ${row.pid}${row.application_name ? ` ${displayText(row.application_name, 60)}` : ''}${row.client_addr ? ` @ ${row.client_addr}` : ' (local socket)'}`;
 
-/** `pool`: read through this pool (the embedded demo's PGlite, lib/db/pglite-pool.ts) instead of config.url; close() leaves it open. */
+/** `pool`: read through this pool (the embedded store's PGlite, lib/db/pglite-pool.ts, for a url of pglite://embedded) instead of config.url; close() leaves it open. */
 export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs: number, given?: PgPoolLike): LeaseSource {
   const pool: PgPoolLike = given ?? new pg.Pool({
     connectionString: config.url,
