@@ -235,3 +235,32 @@ export function openLiveStream(options: LiveStreamOptions): ReadableStream<Uint8
     new ByteLengthQueuingStrategy({ highWaterMark: bufferBytes }),
   );
 }
+
+/** The query of GET /api/v1/stream (lib/api/query-schemas.ts streamQuery): each the first value given, or null. */
+export type StreamQuery = { after: string | null; source: string | null; lease: string | null };
+
+/**
+ * What a request asks of its stream: where to resume, and which messages it wants.
+ * - Resume after the Last-Event-ID an EventSource sends when it reconnects (newer than the
+ *   ?after= it started with), else after ?after= (the lease list's `position`). Either may be
+ *   a position of another process or too old: the stream then says `gap: true` in its hello.
+ * - ?source=: only messages about that source (a lease's, an event's lease's, a source's own);
+ *   ?lease=: only messages about that lease id (no source messages then). Empty: no filter.
+ */
+export function streamOptions(lastEventId: string | null, query: StreamQuery): Pick<LiveStreamOptions, 'after' | 'wanted'> {
+  const { source: onlySource, lease: onlyLease } = query;
+  return {
+    after: lastEventId ?? query.after,
+    wanted: (message) => (!onlySource || messageSource(message) === onlySource) && (!onlyLease || messageLease(message) === onlyLease),
+  };
+}
+
+/** The source a message is about: a lease id's part before its first "/". */
+export function messageSource(message: BusMessage): string | undefined {
+  return message.type === 'lease' ? message.lease.source : message.type === 'event' ? message.event.leaseId.split('/')[0] : message.source.name;
+}
+
+/** The lease a message is about, or null for a source's message. */
+export function messageLease(message: BusMessage): string | null {
+  return message.type === 'lease' ? message.lease.id : message.type === 'event' ? message.event.leaseId : null;
+}

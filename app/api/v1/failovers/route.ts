@@ -1,4 +1,5 @@
-import { parseCursor, parseLimit, parseSince } from '@/lib/api/params';
+import { parseQuery } from '@/lib/api/params';
+import { failoversQuery } from '@/lib/api/query-schemas';
 import { getStore } from '@/lib/db';
 import { errorResponse } from '@/lib/errors';
 import { listFailovers } from '@/lib/queries/leases';
@@ -8,9 +9,8 @@ export const dynamic = 'force-dynamic';
 /** GET /api/v1/failovers?since=&limit=&cursor= : every change of holder, newest first, with its gap and cause. */
 export async function GET(request: Request) {
   try {
-    const search = new URL(request.url).searchParams;
-    const options = { since: parseSince(search), limit: parseLimit(search, 200, 5_000), before: parseCursor(search) };
-    const page = await listFailovers(await getStore(), options);
+    const query = parseQuery(failoversQuery, new URL(request.url).searchParams);
+    const page = await listFailovers(await getStore(), query);
     return Response.json(page, { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return errorResponse(error);

@@ -1,0 +1,126 @@
+// The live stream's messages (GET /api/v1/stream, docs/api.md) as a zod schema, for whoever
+// reads the stream: the browser included, so this file imports zod and lib/domain's
+// vocabulary only (the bus's type is imported as a type, which is erased).
+//
+// On the wire, each message is an SSE block `event: <type>` + `data: <JSON of the payload>`
+// (lib/live/stream.ts render); here, as on the bus, a message is `{ type, lease | event | source }`.
+// parseStreamMessage takes either form and answers null, never throws, for anything that is
+// not a message: malformed JSON, an unknown type, a missing or mistyped field, more than
+// MAX_STREAM_MESSAGE_CHARS of data.
+import { z } from 'zod';
+import { BACKENDS, EVENT_TYPES, LEASE_KINDS, LEASE_STATES } from '../domain/types';
+import type { BusMessage } from './bus';
+
+/**
+ * The most data one message may hold, in UTF-16 units, checked before it is parsed. A lease is
+ * a few kB (its texts are bounded by the collector: keys and holders over 1 kB are kept as
+ * their head and a digest, at most 100 candidates); the server drops a client whose queue
+ * holds 4 MB.
+ */
+export const MAX_STREAM_MESSAGE_CHARS = 1024 * 1024;
+
+const text = z.string();
+const time = z.string();
+
+export const candidateSchema = z.object({ holder: text, token: text.nullable() });
+
+export const leaseViewSchema = z.object({
+  id: text,
+  source: text,
+  backend: z.enum(BACKENDS),
+  kind: z.enum(LEASE_KINDS),
+  key: text,
+  state: z.enum(LEASE_STATES),
+  holder: text.nullable(),
+  lastHolder: text.nullable(),
+  token: text.nullable(),
+  fenced: z.boolean(),
+  ttlMs: z.number().nullable(),
+  remainingMs: z.number().nullable(),
+  acquiredAt: time.nullable(),
+  renewedAt: time.nullable(),
+  expiresAt: time.nullable(),
+  observedAt: time,
+  stale: z.boolean(),
+  candidates: z.array(candidateSchema),
+  transitions: z.number(),
+  recentTransitions: z.number().nullable(),
+  lastIntervalMs: z.number().nullable(),
+  lastMarginMs: z.number().nullable(),
+  problem: text.nullable(),
+  detail: z.record(z.string(), z.unknown()).nullable(),
+});
+
+export const leaseEventViewSchema = z.object({
+  id: text,
+  leaseId: text,
+  type: z.enum(EVENT_TYPES),
+  at: time,
+  holder: text.nullable(),
+  previousHolder: text.nullable(),
+  token: text.nullable(),
+  previousToken: text.nullable(),
+  gapMs: z.number().nullable(),
+  detail: z.unknown(),
+});
+
+export const SOURCE_STATUSES = ['up', 'down', 'unknown'] as const;
+
+export const sourceViewSchema = z.object({
+  name: text,
+  backend: text,
+  status: z.enum(SOURCE_STATUSES),
+  lastGoodReadAt: time.nullable(),
+  lastError: text.nullable(),
+  lastPollMs: z.number().nullable(),
+  downSince: time.nullable().optional(),
+});
+
+export const streamMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('lease'), lease: leaseViewSchema }),
+  z.object({ type: z.literal('event'), event: leaseEventViewSchema }),
+  z.object({ type: z.literal('source'), source: sourceViewSchema }),
+]);
+
+export type StreamMessage = z.infer<typeof streamMessageSchema>;
+export type StreamMessageType = StreamMessage['type'];
+
+/** `hello`, first on every connection: where the stream starts, and whether messages were missed. */
+export const streamHelloSchema = z.object({ position: z.string().max(64), gap: z.boolean() });
+export type StreamHello = z.infer<typeof streamHelloSchema>;
+
+// The schema and the bus agree: each is the other (a compile error here when one changes alone).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _schemaIsTheBus: Same<StreamMessage, BusMessage> = true;
+void _schemaIsTheBus;
+
+const PAYLOAD_KEY = { lease: 'lease', event: 'event', source: 'source' } as const satisfies Record<StreamMessageType, StreamMessageType>;
+
+function parseJson(data: string): unknown {
+  if (typeof data !== 'string' || data.length > MAX_STREAM_MESSAGE_CHARS) return undefined;
+  try {
+    return JSON.parse(data) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A stream message, or null when `data` is not one. Without `event`: `data` is a whole message,
+ * `{ "type": "lease", "lease": {...} }` (as the bus holds it). With `event` (an EventSource's
+ * MessageEvent.type: lease, event or source): `data` is that message's payload, as the server
+ * sends it (`parseStreamMessage(message.data, message.type)`).
+ */
+export function parseStreamMessage(data: string, event?: string): StreamMessage | null {
+  const json = parseJson(data);
+  if (json === undefined) return null;
+  const candidate = event === undefined ? json : Object.hasOwn(PAYLOAD_KEY, event) ? { type: event, [event]: json } : null;
+  const parsed = streamMessageSchema.safeParse(candidate);
+  return parsed.success ? parsed.data : null;
+}
+
+/** The hello message's data, or null when it is not one. */
+export function parseStreamHello(data: string): StreamHello | null {
+  const parsed = streamHelloSchema.safeParse(parseJson(data));
+  return parsed.success ? parsed.data : null;
+}

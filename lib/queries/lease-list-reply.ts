@@ -1,0 +1,45 @@
+// The body of GET /api/v1/leases: the lease list (served from memory, lib/queries/lease-cache.ts)
+// and every source's status, assembled as UTF-8 JSON around the list's bytes, not re-serialized.
+import 'server-only';
+import { getConfig } from '../config';
+import type { Store } from '../db';
+import { InvalidParameterError } from '../api/params';
+import { listSources, type SourceRow } from './console';
+import { leaseListJson } from './lease-cache';
+import type { LeaseFilter } from './leases';
+
+export type LeaseListReply = {
+  body: Buffer<ArrayBuffer>;
+  /** Milliseconds from `started` until the list was ready; then until the sources were. */
+  listMs: number;
+  sourcesMs: number;
+};
+
+/**
+ * `{ leases, total, truncated, position, sources }` for `filter`. `started`: when the request
+ * began (performance.now()), which the timings count from. A `source` that no source has
+ * (configured, or still in the store) is a 400 naming the sources there are.
+ */
+export async function leaseListReply(store: Store, filter: LeaseFilter, started = performance.now()): Promise<LeaseListReply> {
+  const list = await leaseListJson(store, filter);
+  const listMs = performance.now() - started;
+  // Lease counts per source from the same list, not a COUNT over the table; the source rows
+  // at most a second old (their last good read moves on with every poll).
+  const sources = await listSources(store, getConfig(), list.counts, 1_000);
+  const unknown = unknownSource(filter.source, sources);
+  if (unknown) throw unknown;
+  const sourcesMs = performance.now() - started - listMs;
+  return { body: leaseListBody(list, sources), listMs, sourcesMs };
+}
+
+/** A source nobody configured or observed is a mistake to say, not an empty list to show: the 400 for it, or null. */
+export function unknownSource(name: string | undefined, sources: readonly Pick<SourceRow, 'name'>[]): InvalidParameterError | null {
+  if (name === undefined || sources.some((source) => source.name === name)) return null;
+  const names = sources.map((source) => source.name);
+  return new InvalidParameterError('source', names.length ? `the name of a source (${names.slice(0, 20).join(', ')}${names.length > 20 ? ', …' : ''})` : 'the name of a source, and none is configured', name);
+}
+
+/** The reply's bytes: the list's JSON as it is, the rest around it. */
+export function leaseListBody(list: { json: Buffer; total: number; truncated: boolean; position: string }, sources: readonly unknown[]): Buffer<ArrayBuffer> {
+  return Buffer.concat([Buffer.from('{"leases":'), list.json, Buffer.from(`,"total":${list.total},"truncated":${list.truncated},"position":"${list.position}","sources":${JSON.stringify(sources)}}`)]);
+}
