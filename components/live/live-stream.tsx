@@ -7,7 +7,9 @@ import { QueryClient, QueryClientProvider, useQueryClient } from '@tanstack/reac
 import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
 import { TRANSITION_TYPES } from '@/lib/domain/health';
 import { reduceLeaseList } from '@/lib/domain/lease-list';
-import type { LeaseEventView, LeaseView } from '@/lib/domain/types';
+// Checked as the server's bus defines them: a malformed message is dropped, never thrown into React.
+import { parseStreamHello, parseStreamMessage } from '@/lib/live/messages';
+import type { LeaseEventView } from '@/lib/domain/types';
 import { noteListedSources, noteStreamedSource } from './source-status';
 import type { LeaseDetail, LeaseListResponse, LiveLease, SourceStatusView } from './types';
 import { withLocalDeadline } from './types';
@@ -169,7 +171,7 @@ function LiveStream({ children }: { children: ReactNode }) {
       const stream = new EventSource(after ? `/api/v1/stream?after=${encodeURIComponent(after)}` : '/api/v1/stream');
       source = stream;
       stream.addEventListener('hello', (message) => {
-        const hello = parse<{ position: string; gap: boolean }>(message);
+        const hello = parseStreamHello(message.data as string);
         const at = parsePosition(hello?.position);
         if (!hello || !at) return;
         if (hello.gap) void client.invalidateQueries(); // missed messages: read everything again
@@ -199,15 +201,17 @@ function LiveStream({ children }: { children: ReactNode }) {
         }
       });
       stream.addEventListener('lease', (message) => {
-        const lease = parse<LeaseView>(message);
-        if (!lease) return;
+        const parsed = parseStreamMessage(message.data as string, 'lease');
+        if (parsed?.type !== 'lease') return;
+        const { lease } = parsed;
         const live = withLocalDeadline(lease);
         details.set(lease.id, live);
         received(message, { type: 'lease', lease: live });
       });
       stream.addEventListener('event', (message) => {
-        const event = parse<LeaseEventView>(message);
-        if (!event) return;
+        const parsed = parseStreamMessage(message.data as string, 'event');
+        if (parsed?.type !== 'event') return;
+        const { event } = parsed;
         if (TRANSITIONS.has(event.type)) stale.add(JSON.stringify(['failovers']));
         stale.add(JSON.stringify(['lease', event.leaseId]));
         stale.add(JSON.stringify(['events', event.leaseId]));
@@ -215,8 +219,9 @@ function LiveStream({ children }: { children: ReactNode }) {
         received(message, { type: 'event', event });
       });
       stream.addEventListener('source', (message) => {
-        const status = parse<SourceStatusView>(message);
-        if (!status || typeof status.name !== 'string') return;
+        const parsed = parseStreamMessage(message.data as string, 'source');
+        if (parsed?.type !== 'source') return;
+        const status = parsed.source as SourceStatusView;
         noteStreamedSource(status);
         // Most of these only move the source's last read: pages read again only on a change.
         const before = told.get(status.name);
@@ -275,12 +280,4 @@ function merge(list: LeaseListResponse, messages: Logged[], onlyNewer: boolean):
   const sources = sourceUpdates.size ? list.sources.map((s) => ({ ...s, ...(sourceUpdates.get(s.name) ?? {}) })) : list.sources;
   // Most ticks only move the sources' last reads: the lease list keeps its identity then.
   return { ...list, leases: leases as LiveLease[], sources: sources as LeaseListResponse['sources'] };
-}
-
-function parse<T>(message: MessageEvent): T | null {
-  try {
-    return JSON.parse(message.data as string) as T;
-  } catch {
-    return null; // a malformed message is dropped, never thrown into React
-  }
 }

@@ -26,8 +26,8 @@ export async function readLeaseView(store: Store, id: string, recentTransitions:
   return toLeaseView(row, Date.now(), source?.lastGoodReadAt ?? null, recent);
 }
 
-/** A page of leases matching the filter, in (source, key) order, with how many match in all. */
-export async function findLeaseViews(store: Store, filter: LeaseFilter, recent: ReadonlyMap<string, number>): Promise<{ leases: LeaseView[]; total: number }> {
+/** A page of leases matching the filter, in (source, key) order, with how many match in all (recentTransitions not counted: null). */
+export async function findLeaseViews(store: Store, filter: LeaseFilter): Promise<{ leases: LeaseView[]; total: number }> {
   const where: Prisma.LeaseWhereInput = {
     sourceName: filter.source,
     state: filter.state,
@@ -41,7 +41,7 @@ export async function findLeaseViews(store: Store, filter: LeaseFilter, recent: 
     sourceReadTimes(store),
   ]);
   const now = Date.now();
-  return { leases: rows.map((row) => toLeaseView(row, now, readAt.get(row.sourceName) ?? null, recent.get(row.id) ?? 0)), total };
+  return { leases: rows.map((row) => toLeaseView(row, now, readAt.get(row.sourceName) ?? null)), total };
 }
 
 /** How many leases each source has in the store. */
