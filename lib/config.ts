@@ -552,18 +552,47 @@ function valueAt(root: unknown, at: PathKey[]): unknown {
   return node;
 }
 
+/** The fields the file's schema allows at a path (for "did you mean"), read from the schema itself. */
 function knownKeys(root: unknown, at: PathKey[]): string[] {
-  if (at.length === 0) return ['sources', 'pollMs', 'retention', 'metrics', '$schema'];
-  if (at[0] === 'retention') return ['rollupDays', 'eventDays', 'renewalSamplesPerLease'];
-  if (at[0] === 'metrics') return ['leaseSeriesLimit'];
-  if (at[0] === 'sources' && at.length === 2) {
-    const backend = (valueAt(root, at) as { backend?: unknown } | undefined)?.backend;
-    const shapes: Record<string, z.ZodObject> = { postgres: postgresSource, redis: redisSource, etcd: etcdSource };
-    const shape = typeof backend === 'string' ? shapes[backend] : undefined;
-    return shape ? Object.keys(shape.shape) : [];
+  let schema: z.core.$ZodType | undefined = fileSchema;
+  let value = root;
+  for (const key of at) {
+    const def: SchemaDef | undefined = schema && (concrete(schema, value)?._zod.def as SchemaDef | undefined);
+    schema = def?.type === 'object' ? def.shape?.[key] : def?.type === 'array' ? def.element : undefined;
+    if (!schema) return [];
+    value = value !== null && typeof value === 'object' ? (value as Record<PathKey, unknown>)[key] : undefined;
   }
-  if (at[0] === 'sources' && at[2] === 'tables') return ['table', 'format'];
-  return [];
+  const def = concrete(schema, value)?._zod.def as SchemaDef | undefined;
+  return def?.type === 'object' && def.shape ? Object.keys(def.shape) : [];
+}
+
+type SchemaDef = {
+  type: string;
+  shape?: Record<PathKey, z.core.$ZodType>;
+  element?: z.core.$ZodType;
+  innerType?: z.core.$ZodType;
+  in?: z.core.$ZodType;
+  options?: z.core.$ZodType[];
+  discriminator?: string;
+  values?: unknown[];
+};
+
+/** The schema that applies to a value: defaults and optionals unwrapped, a union's option picked by its discriminator. */
+function concrete(schema: z.core.$ZodType, value: unknown): z.core.$ZodType | undefined {
+  for (let depth = 0; depth < 20; depth++) {
+    const def = schema._zod.def as SchemaDef;
+    const inner = def.innerType ?? (def.type === 'pipe' ? def.in : undefined);
+    if (inner) {
+      schema = inner;
+      continue;
+    }
+    if (def.type !== 'union') return schema;
+    const tag = def.discriminator && value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[def.discriminator] : undefined;
+    const option = def.options?.find((o) => ((o._zod.def as SchemaDef).shape?.[def.discriminator ?? '']?._zod.def as SchemaDef | undefined)?.values?.includes(tag));
+    if (!option) return undefined;
+    schema = option;
+  }
+  return undefined;
 }
 
 /** The known key a typo most likely meant, by edit distance. */

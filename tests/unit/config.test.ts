@@ -142,6 +142,16 @@ const INVALID: { name: string; content: unknown; env?: Record<string, string>; e
     ],
   },
   {
+    // The fields a suggestion is drawn from are read from the schema, at any depth.
+    name: 'misspelt fields in a table entry and in retention get suggestions too',
+    content: { sources: [{ ...pg, tables: [{ tabel: 'leases', format: 'leasehold' }] }], retention: { eventDay: 3 } },
+    expected: [
+      'sources[0] ("pg-main").tables[0].table: expected a table name, found nothing',
+      'sources[0] ("pg-main").tables[0].tabel: unknown field "tabel" in sources[0] ("pg-main").tables[0] (did you mean "table"?)',
+      'retention.eventDay: unknown field "eventDay" in retention (did you mean "eventDays"?)',
+    ],
+  },
+  {
     name: 'a wrong URL scheme, with the password hidden',
     content: { sources: [{ ...pg, url: 'mysql://app:hunter2@127.0.0.1/app' }] },
     expected: ['sources[0] ("pg-main").url: expected a postgres:// or postgresql:// URL, found "mysql://app:***@127.0.0.1/app"'],
