@@ -1,0 +1,167 @@
+// Configuration: `leasehold.config.json` (path from LEASEHOLD_CONFIG) plus the environment.
+//
+// Everything a person can get wrong here is reported at once, one line per problem,
+// each naming the field, what was expected and what was found. Secrets are never shown:
+// URLs are redacted by parsing (lib/redact.ts), fields named like password/secret/token are
+// described without their value, and every problem is scrubbed of every secret the file and
+// DATABASE_URL hold. A JSON syntax error is placed by line and column, never quoted.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { DEMO_SOURCE_ENTRY } from '../demo/source';
+import { scrub, secretsOf } from '../redact';
+import { interpolateEnv, parseConfigText, readConfigFile } from './file';
+import { formatIssue, formatPath } from './issues';
+import { blankToUndefined, DEFAULT_CONFIG_FILE, envSchema, fileSchema, namesEmbeddedStore, postgresSource, type Config, type FileConfig, type PostgresSourceConfig } from './schema';
+
+export { describeValue, formatIssue, redactUrlPassword } from './issues';
+export {
+  DEFAULT_COLLECTOR_LEASE_TTL_MS,
+  DEFAULT_CONFIG_FILE,
+  DEFAULT_DATA_DIR,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  DEFAULT_STREAM_MAX_CLIENTS,
+  DEFAULT_STREAM_MAX_CLIENTS_PER_ADDRESS,
+  namesEmbeddedStore,
+  type Config,
+  type EtcdSourceConfig,
+  type FileConfig,
+  type PostgresSourceConfig,
+  type RedisSourceConfig,
+  type SourceConfig,
+  type StoreConfig,
+} from './schema';
+
+/** Thrown with every problem found in the config file or the environment. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(readonly origin: string, problems: string[]) {
+    super(`${origin} has ${problems.length === 1 ? 'a problem' : `${problems.length} problems`}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+export type LoadConfigOptions = {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+};
+
+/**
+ * Reads and validates the config file and the environment.
+ * Fails with ConfigError listing every problem; never with anything else.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const problems: string[] = [];
+
+  const envResult = envSchema.safeParse(env, { reportInput: true });
+  if (!envResult.success) {
+    for (const issue of envResult.error.issues) problems.push(formatIssue(issue, env, 'environment variable '));
+  }
+
+  const explicit = blankToUndefined(env.LEASEHOLD_CONFIG) as string | undefined;
+  const file = path.resolve(cwd, explicit ?? DEFAULT_CONFIG_FILE);
+  let fileConfig: FileConfig | undefined;
+  let fileValue: unknown;
+  let origin = explicit ? file : 'the environment';
+  // Paths chosen at run time: tell Turbopack not to trace the whole project for them.
+  const fileExists = existsSync(/*turbopackIgnore: true*/ file);
+  if (fileExists) {
+    const relative = path.relative(cwd, file);
+    origin = relative && !relative.startsWith('..') ? relative : file;
+    const parsed = parseConfigText(readConfigFile(file, problems), problems);
+    if (parsed !== undefined) {
+      const interpolated = interpolateEnv(parsed, env, problems);
+      fileValue = interpolated;
+      const result = fileSchema.safeParse(interpolated, { reportInput: true });
+      if (result.success) fileConfig = result.data;
+      else for (const issue of result.error.issues) problems.push(formatIssue(issue, interpolated));
+    }
+  } else if (explicit) {
+    problems.push(`LEASEHOLD_CONFIG: expected the path of a config file, found "${explicit}", which does not exist`);
+  } else {
+    fileConfig = fileSchema.parse({});
+  }
+
+  // The embedded demo (lib/demo) registers its one source as a file would: its entry
+  // (lib/demo/source.ts) goes through the file's schema, in place of the file's no sources.
+  const databaseUrl = envResult.success ? envResult.data.DATABASE_URL : undefined;
+  const demo = envResult.success && !databaseUrl && fileConfig?.sources.length === 0 && env.LEASEHOLD_DEMO !== 'off';
+  if (demo) {
+    const withDemo = { ...(fileValue as Record<string, unknown> | undefined), sources: [DEMO_SOURCE_ENTRY] };
+    const result = fileSchema.safeParse(withDemo, { reportInput: true });
+    if (result.success) fileConfig = result.data;
+    else for (const issue of result.error.issues) problems.push(formatIssue(issue, withDemo));
+  }
+  // A source may name the embedded store's database only where the store is embedded.
+  if (databaseUrl) {
+    fileConfig?.sources.forEach((source, index) => {
+      if (source.backend === 'postgres' && namesEmbeddedStore(source.url)) {
+        problems.push(`${formatPath(['sources', index, 'url'], fileValue)}: expected a postgres:// or postgresql:// URL (pglite://embedded is the embedded store's database, and DATABASE_URL puts the store on PostgreSQL), found "${source.url}"`);
+      }
+    });
+  }
+
+  if (problems.length > 0 || !envResult.success || fileConfig === undefined) {
+    // A secret may sit where a problem quotes text (a value in the wrong field): scrub them all.
+    const secrets = secretsOf({ file: fileValue, env: { DATABASE_URL: env.DATABASE_URL } });
+    rememberSecrets(secrets);
+    throw new ConfigError(origin, problems.map((problem) => scrub(problem, secrets)));
+  }
+  const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR, LEASEHOLD_COLLECTOR_LEASE_TTL_MS, LEASEHOLD_ALLOWED_HOSTS, LEASEHOLD_STREAM_MAX_CLIENTS, LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS } =
+    envResult.data;
+  const config: Config = {
+    ...fileConfig,
+    demo,
+    file: fileExists ? file : null,
+    store: DATABASE_URL
+      ? { kind: 'postgres', url: DATABASE_URL }
+      : { kind: 'pglite', dataDir: path.resolve(cwd, LEASEHOLD_DATA_DIR) },
+    host: HOST,
+    port: PORT,
+    collectorLeaseTtlMs: LEASEHOLD_COLLECTOR_LEASE_TTL_MS,
+    allowedHosts: LEASEHOLD_ALLOWED_HOSTS ?? null,
+    stream: { maxClients: LEASEHOLD_STREAM_MAX_CLIENTS, maxClientsPerAddress: LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS },
+  };
+  rememberSecrets(secretsOf(config));
+  return config;
+}
+
+const secretState = globalThis as typeof globalThis & {
+  __leaseholdSecrets?: { all: Set<string>; list: readonly string[]; databaseUrl?: string };
+};
+
+function rememberSecrets(secrets: Iterable<string>) {
+  const state = (secretState.__leaseholdSecrets ??= { all: new Set(), list: [] });
+  const before = state.all.size;
+  for (const secret of secrets) state.all.add(secret);
+  if (state.all.size !== before) state.list = [...state.all];
+}
+
+/**
+ * Every secret of every config this process has loaded, and of its DATABASE_URL, in every
+ * form (lib/redact.ts secretsOf): for scrubbing a log line or an error that may quote one.
+ * The same array until a new secret is learnt, so scrub() reuses its pattern.
+ */
+export function knownSecrets(): readonly string[] {
+  const state = (secretState.__leaseholdSecrets ??= { all: new Set(), list: [] });
+  const databaseUrl = process.env.DATABASE_URL;
+  if (databaseUrl && databaseUrl !== state.databaseUrl) {
+    state.databaseUrl = databaseUrl;
+    rememberSecrets(secretsOf({ env: { DATABASE_URL: databaseUrl } }));
+  }
+  return state.list;
+}
+
+/** The embedded demo's source (lib/demo/source.ts) as loadConfig registers it: through the source schema. */
+export const DEMO_SOURCE: PostgresSourceConfig = postgresSource.parse(DEMO_SOURCE_ENTRY);
+
+const configState = globalThis as typeof globalThis & { __leaseholdConfig?: Config };
+
+/** The config of this process, loaded once. Throws ConfigError (every time) while it is invalid. */
+export function getConfig(): Config {
+  configState.__leaseholdConfig ??= loadConfig();
+  return configState.__leaseholdConfig;
+}

@@ -1,0 +1,236 @@
+// The config file's and the environment's schemas (zod). Messages that begin with "expected"
+// are used as they are by issues.ts.
+import { z } from 'zod';
+import { parseAllowedHosts } from '../net/host-pattern';
+
+export const DEFAULT_CONFIG_FILE = 'leasehold.config.json';
+export const DEFAULT_DATA_DIR = '.leasehold/data';
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 3000;
+
+// Messages that begin with "expected" are used as they are by formatIssue below.
+const sourceName = z
+  .string({ error: 'expected a source name (text)' })
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, {
+    error: 'expected a source name of 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit',
+  });
+
+function urlWithScheme(schemes: string[], what: string, orElse: (value: string) => boolean = () => false) {
+  return z.string({ error: `expected ${what}` }).refine(
+    (value) => {
+      if (orElse(value)) return true;
+      try {
+        const url = new URL(value);
+        return schemes.includes(url.protocol.replace(/:$/, '')) && url.host !== '';
+      } catch {
+        return false;
+      }
+    },
+    { error: `expected ${what}` },
+  );
+}
+
+const postgresUrl = urlWithScheme(['postgres', 'postgresql'], 'a postgres:// or postgresql:// URL');
+
+/**
+ * A PostgreSQL source's url may name the embedded store's own database instead of a server:
+ * `pglite://embedded`, optionally with a path that only labels it (`pglite://embedded/demo`).
+ * It is read through the store's open PGlite (lib/sources/registry.ts), so only by a collector
+ * on the embedded store (no DATABASE_URL). The embedded demo's source is one (lib/demo/source.ts).
+ */
+export function namesEmbeddedStore(url: string): boolean {
+  return /^pglite:\/\/embedded(\/[A-Za-z0-9._-]*)?$/.test(url);
+}
+export const postgresSourceUrl = urlWithScheme(['postgres', 'postgresql'], 'a postgres:// or postgresql:// URL', namesEmbeddedStore);
+const redisUrl = urlWithScheme(['redis', 'rediss'], 'a redis:// or rediss:// URL');
+const etcdEndpoint = urlWithScheme(['http', 'https'], 'an http:// or https:// etcd endpoint');
+
+// A table name as Postgres would accept it unquoted, optionally schema-qualified.
+const tableName = z
+  .string({ error: 'expected a table name' })
+  .regex(/^([A-Za-z_][A-Za-z0-9_$]{0,62}\.)?[A-Za-z_][A-Za-z0-9_$]{0,62}$/, {
+    error: 'expected a table name such as "leases" or "app.leases"',
+  });
+
+const pollMs = z
+  .number({ error: 'expected a number of milliseconds' })
+  .int({ error: 'expected a whole number of milliseconds' })
+  .min(100, { error: 'expected at least 100 ms' })
+  .max(600_000, { error: 'expected at most 600000 ms (10 minutes)' });
+
+export const postgresSource = z.strictObject({
+  name: sourceName,
+  backend: z.literal('postgres'),
+  url: postgresSourceUrl,
+  tables: z
+    .array(
+      z.strictObject({
+        table: tableName,
+        format: z.enum(['leasehold', 'shedlock']),
+      }),
+    )
+    .default([]),
+  advisoryLocks: z.boolean().default(false),
+  pollMs: pollMs.optional(),
+});
+
+export const redisSource = z.strictObject({
+  name: sourceName,
+  backend: z.literal('redis'),
+  urls: z.array(redisUrl).min(1, { error: 'expected at least one redis:// URL' }),
+  /** `single`: one instance (urls must have one entry); `redlock`: a quorum over independent instances. */
+  mode: z.enum(['single', 'redlock']).optional(),
+  match: z.array(z.string().min(1, { error: 'expected a non-empty key pattern' })).min(1).default(['*']),
+  fenceSuffix: z.string().min(1).default(':fence'),
+  /** `auto` uses keyspace notifications when the server has them on; `enable` turns them on (changes the server's config). */
+  keyspaceNotifications: z.enum(['auto', 'off', 'enable']).default('auto'),
+  pollMs: pollMs.optional(),
+});
+
+export const etcdSource = z.strictObject({
+  name: sourceName,
+  backend: z.literal('etcd'),
+  endpoints: z.array(etcdEndpoint).min(1, { error: 'expected at least one etcd endpoint' }),
+  prefixes: z.array(z.string().min(1, { error: 'expected a non-empty key prefix' })).min(1),
+  username: z.string().optional(),
+  password: z.string().optional(),
+  pollMs: pollMs.optional(),
+});
+
+export const sourceSchema = z.discriminatedUnion('backend', [postgresSource, redisSource, etcdSource]);
+
+export const fileSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    sources: z.array(sourceSchema).default([]),
+    pollMs: pollMs.default(1000),
+    retention: z
+      .strictObject({
+        rollupDays: z.number().int().min(1).default(30),
+        eventDays: z.number().int().min(1).default(90),
+        renewalSamplesPerLease: z.number().int().min(10).max(10_000).default(120),
+      })
+      .prefault({}),
+    metrics: z
+      .strictObject({
+        // Per-lease series on /metrics for at most this many leases (0: none); see README, Metrics.
+        leaseSeriesLimit: z.number().int().min(0).max(100_000).default(1_000),
+      })
+      .prefault({}),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Map<string, number>();
+    config.sources.forEach((source, index) => {
+      const first = seen.get(source.name);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sources', index, 'name'],
+          message: `expected a name no other source uses, found "${source.name}", already the name of sources[${first}]`,
+        });
+      } else {
+        seen.set(source.name, index);
+      }
+      if (source.backend === 'redis' && source.mode === 'single' && source.urls.length > 1) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sources', index, 'mode'],
+          message: `expected "redlock" for ${source.urls.length} urls ("single" takes exactly one), found "single"`,
+        });
+      }
+    });
+  });
+
+export type SourceConfig = z.output<typeof sourceSchema>;
+export type PostgresSourceConfig = z.output<typeof postgresSource>;
+export type RedisSourceConfig = z.output<typeof redisSource>;
+export type EtcdSourceConfig = z.output<typeof etcdSource>;
+export type FileConfig = z.output<typeof fileSchema>;
+
+export type StoreConfig =
+  | { kind: 'postgres'; url: string }
+  | { kind: 'pglite'; dataDir: string };
+
+export type Config = FileConfig & {
+  /** Where the file came from, or null when none exists and defaults apply. */
+  file: string | null;
+  /**
+   * The embedded demo (lib/demo): on the embedded store with no sources configured, unless
+   * LEASEHOLD_DEMO=off. Its one source, `demo` (lib/demo/source.ts), is then the config's only
+   * source, validated by the same schema as a file's.
+   */
+  demo: boolean;
+  store: StoreConfig;
+  host: string;
+  port: number;
+  /** The collector's ownership lease on each source (LEASEHOLD_COLLECTOR_LEASE_TTL_MS): how soon a dead collector's sources move. */
+  collectorLeaseTtlMs: number;
+  /** LEASEHOLD_ALLOWED_HOSTS: the Host names requests may carry (lib/api/host.ts), `*` for any; null for the default. */
+  allowedHosts: string[] | null;
+  /** LEASEHOLD_STREAM_MAX_CLIENTS and _PER_ADDRESS: live streams open at once in this process, and from one address. */
+  stream: { maxClients: number; maxClientsPerAddress: number };
+};
+
+export const DEFAULT_STREAM_MAX_CLIENTS = 500;
+export const DEFAULT_STREAM_MAX_CLIENTS_PER_ADDRESS = 50;
+
+export const DEFAULT_COLLECTOR_LEASE_TTL_MS = 10_000;
+
+export const envSchema = z.object({
+  DATABASE_URL: z.preprocess(blankToUndefined, postgresUrl.optional()),
+  PORT: z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number({ error: 'expected a port number' })
+      .int({ error: 'expected a whole port number' })
+      .min(1, { error: 'expected a port from 1 to 65535' })
+      .max(65535, { error: 'expected a port from 1 to 65535' })
+      .default(DEFAULT_PORT),
+  ),
+  HOST: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9.:[\]-]+$/, { error: 'expected a host name or IP address to listen on' })
+      .default(DEFAULT_HOST),
+  ),
+  LEASEHOLD_DATA_DIR: z.preprocess(blankToUndefined, z.string().default(DEFAULT_DATA_DIR)),
+  LEASEHOLD_COLLECTOR_LEASE_TTL_MS: z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number({ error: 'expected a time in milliseconds' })
+      .int({ error: 'expected a whole number of milliseconds' })
+      .min(2_000, { error: 'expected at least 2000 ms (a shorter ownership lease moves sources on every hiccup)' })
+      .max(600_000, { error: 'expected at most 600000 ms (10 minutes)' })
+      .default(DEFAULT_COLLECTOR_LEASE_TTL_MS),
+  ),
+  LEASEHOLD_STREAM_MAX_CLIENTS: streamCount(DEFAULT_STREAM_MAX_CLIENTS),
+  LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS: streamCount(DEFAULT_STREAM_MAX_CLIENTS_PER_ADDRESS),
+  LEASEHOLD_ALLOWED_HOSTS: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .refine((text) => parseAllowedHosts(text) !== null, {
+        error: 'expected a comma-separated list of host names or addresses, each optionally with :port ([::1]:3000 for IPv6), or *',
+      })
+      .transform((text) => parseAllowedHosts(text)!)
+      .optional(),
+  ),
+});
+
+/** A cap on live streams (lib/live/stream.ts): a whole number from 1 to 1,000,000. */
+function streamCount(fallback: number) {
+  return z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number({ error: 'expected a whole number of streams from 1 to 1000000' })
+      .int({ error: 'expected a whole number of streams from 1 to 1000000' })
+      .min(1, { error: 'expected a whole number of streams from 1 to 1000000' })
+      .max(1_000_000, { error: 'expected a whole number of streams from 1 to 1000000' })
+      .default(fallback),
+  );
+}
+
+export function blankToUndefined(value: unknown) {
+  return typeof value === 'string' && value.trim() === '' ? undefined : value;
+}
