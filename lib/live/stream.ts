@@ -31,7 +31,7 @@ export const STREAM_RETRY_AFTER_S = 10;
 
 export type StreamLimits = { maxClients: number; maxClientsPerAddress: number };
 
-/** The caps of this process (LEASEHOLD_STREAM_MAX_CLIENTS, _PER_ADDRESS: lib/config.ts validates them at start). */
+/** The caps of this process (LEASEHOLD_STREAM_MAX_CLIENTS, _PER_ADDRESS: lib/config/schema.ts validates them at start). */
 export function streamLimits(config: Pick<Config, 'stream'> = getConfig()): StreamLimits {
   return config.stream;
 }

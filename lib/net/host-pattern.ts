@@ -1,5 +1,5 @@
 // Host patterns: the entries of LEASEHOLD_ALLOWED_HOSTS (`host`, `host:port`, `[v6]:port`, `*`),
-// parsed without any I/O, for the config (lib/config.ts) and the Host check (lib/api/host.ts).
+// parsed without any I/O, for the config (lib/config/schema.ts) and the Host check (lib/api/host.ts).
 import { isIP } from 'node:net';
 
 /** One entry of LEASEHOLD_ALLOWED_HOSTS: a host (lower case, IPv6 without brackets) and a port, or any port. */

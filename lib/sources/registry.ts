@@ -11,7 +11,7 @@ import type { ChangeHint, LeaseSource } from './types';
 
 /**
  * `embedded`: the embedded store's database (lib/db/pglite-pool.ts over the store's open
- * PGlite), for a PostgreSQL source whose url names it (`pglite://embedded`, lib/config.ts);
+ * PGlite), for a PostgreSQL source whose url names it (`pglite://embedded`, lib/config/schema.ts);
  * null or absent where this process has no embedded store open (a PostgreSQL store, or
  * `leasehold snapshot`), and such a source is then down, saying so.
  */

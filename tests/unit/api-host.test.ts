@@ -1,5 +1,5 @@
 // Host and Origin rules (lib/api/host.ts), the JSON body reader (lib/api/body.ts) and the
-// LEASEHOLD_ALLOWED_HOSTS setting (lib/config.ts): issue 13, point 10.
+// LEASEHOLD_ALLOWED_HOSTS setting (lib/config/schema.ts): issue 13, point 10.
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { isJsonContentType, readJsonBody } from '../../lib/api/body';

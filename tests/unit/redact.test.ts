@@ -80,7 +80,7 @@ describe('redactUrl: one connection string', () => {
   });
 
   // Every call site that imported the regex (sources, errors, the console's target) goes through this.
-  it.each(URLS)('redactUrlPassword (lib/config.ts): $name', ({ url, secrets, visible, exact }) => {
+  it.each(URLS)('redactUrlPassword (lib/config/issues.ts): $name', ({ url, secrets, visible, exact }) => {
     const output = redactUrlPassword(url);
     expectHidden(output, secrets);
     for (const part of visible) expect(output).toContain(part);
