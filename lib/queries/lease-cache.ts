@@ -5,7 +5,7 @@
 // the store in the background when it is older than REFRESH_MS, which also catches what the
 // bus does not carry (stale marking of a whole source, deletions, the hour window moving on).
 //
-// Each lease is kept as UTF-8 JSON split around `remainingMs`, the one field that depends on
+// Each lease is kept (lease-list-bytes.ts) as UTF-8 JSON split around `remainingMs`, the one field that depends on
 // the moment of the request: a response is a copy of bytes, not serialization or encoding.
 // The whole list (no filter, the console's and the CLI's request) is kept assembled as well,
 // in chunks of CHUNK leases, each with a blank slot of fixed width where remainingMs goes: a
@@ -21,31 +21,10 @@ import { isChangeOfHands } from '../domain/health';
 import { applyToLease, listChangeOf } from '../domain/lease-list';
 import { changeEventsSince, readLeaseViews } from '../db/leases';
 import type { LeaseFilter } from './leases';
+import { assemble, CHUNK, COMMA, entryOf, NULL, remainingOf, wholeList, type Chunk, type Entry } from './lease-list-bytes';
 
 const REFRESH_MS = 15_000;
-const CHUNK = 256;
 const HOUR_MS = 3_600_000;
-const COMMA = Buffer.from(',');
-const NULL = Buffer.from('null');
-
-type Entry = {
-  view: LeaseView;
-  /** UTF-8 JSON of the lease up to and after the remainingMs value. */
-  head: Buffer;
-  tail: Buffer;
-  expiresAtMs: number | null;
-  live: boolean;
-  /** Wall-clock times of its changes of hands in the last hour (recentTransitions). */
-  transitions: number[];
-};
-
-/** A run of leases of the whole list, assembled; null buf when one of them changed since. */
-type Chunk = {
-  ids: string[];
-  buf: Buffer | null;
-  /** Where each live lease's remainingMs goes in buf: offset, width, expiry. */
-  slots: { at: number; width: number; expiresAtMs: number }[];
-};
 
 type Cache = {
   entries: Map<string, Entry>;
@@ -66,26 +45,6 @@ type Cache = {
 };
 
 const state = globalThis as typeof globalThis & { __leaseholdLeaseCache?: WeakMap<Store, Cache> };
-
-/** Time left on a lease's countdown now, or null when it has none (not held, stale, no expiry). */
-const remainingOf = (entry: Entry, now: number) => (entry.live && entry.expiresAtMs !== null ? Math.max(0, entry.expiresAtMs - now) : null);
-
-function entryOf(view: LeaseView, transitions: number[]): Entry {
-  // As toLeaseView: a countdown only for a lease held, not stale, with a known expiry.
-  const live = view.state === 'held' && !view.stale && view.expiresAt !== null;
-  const json = JSON.stringify({ ...view, remainingMs: 0, recentTransitions: transitions.length });
-  // The first ,"remainingMs":0, is the key itself: inside a JSON string every quote is
-  // escaped, so a comma followed by a bare quote only ever starts a key.
-  const at = json.indexOf(',"remainingMs":0,');
-  return {
-    view,
-    head: Buffer.from(json.slice(0, at + ',"remainingMs":'.length)),
-    tail: Buffer.from(json.slice(at + ',"remainingMs":0'.length)),
-    expiresAtMs: view.expiresAt === null ? null : Date.parse(view.expiresAt),
-    live,
-    transitions,
-  };
-}
 
 async function load(store: Store, cache: Cache) {
   cache.sinceLoad = new Map();
@@ -152,31 +111,6 @@ function orderOf(cache: Cache): string[] {
   return cache.order;
 }
 
-function assemble(cache: Cache, chunk: Chunk, now: number) {
-  const parts: Buffer[] = [];
-  const slots: Chunk['slots'] = [];
-  let length = 0;
-  const add = (part: Buffer) => {
-    parts.push(part);
-    length += part.length;
-  };
-  for (const [i, id] of chunk.ids.entries()) {
-    const entry = cache.entries.get(id)!;
-    if (i > 0) add(COMMA);
-    add(entry.head);
-    if (entry.live && entry.expiresAtMs !== null) {
-      // Wide enough for the time left now; it only shrinks (unless the clock steps back:
-      // then the slot is too narrow and the chunk is assembled again, see leaseListJson).
-      const width = Math.max(4, String(Math.max(0, entry.expiresAtMs - now)).length);
-      slots.push({ at: length, width, expiresAtMs: entry.expiresAtMs });
-      add(Buffer.alloc(width, ' '));
-    } else add(NULL);
-    add(entry.tail);
-  }
-  chunk.buf = Buffer.concat(parts, length);
-  chunk.slots = slots;
-}
-
 /** The whole list, its chunks assembled. */
 function chunksOf(cache: Cache, now: number): Chunk[] {
   const order = orderOf(cache);
@@ -189,32 +123,8 @@ function chunksOf(cache: Cache, now: number): Chunk[] {
       cache.chunks.push(chunk);
     }
   }
-  for (const chunk of cache.chunks) if (!chunk.buf) assemble(cache, chunk, now);
+  for (const chunk of cache.chunks) if (!chunk.buf) assemble(cache.entries, chunk, now);
   return cache.chunks;
-}
-
-/** The whole list as UTF-8 JSON with remainingMs as of now; null when a slot is too narrow. */
-function wholeList(chunks: Chunk[], now: number): Buffer | null {
-  let size = 2 + Math.max(0, chunks.length - 1);
-  for (const chunk of chunks) size += chunk.buf!.length;
-  const out = Buffer.allocUnsafe(size);
-  out[0] = 0x5b; // [
-  let at = 1;
-  for (const [i, chunk] of chunks.entries()) {
-    if (i > 0) out[at++] = 0x2c; // ,
-    chunk.buf!.copy(out, at);
-    for (const slot of chunk.slots) {
-      const digits = String(Math.max(0, slot.expiresAtMs - now));
-      if (digits.length > slot.width) {
-        chunk.buf = null;
-        return null;
-      }
-      out.write(digits, at + slot.at, 'latin1');
-    }
-    at += chunk.buf!.length;
-  }
-  out[at] = 0x5d; // ]
-  return out;
 }
 
 function cacheFor(store: Store): Cache {
