@@ -7,9 +7,17 @@ import { logger } from './log';
 import { StoreLockedError } from './db/embedded';
 import { MigrationError } from './db/migrate';
 import { InvalidLeaseIdError } from './domain/lease-id';
-import { InvalidParameterError, NotFoundError } from './api/params';
 
 export type PublicError = { status: number; error: string; message: string };
+
+/**
+ * An error whose message is written for the person who made the request, and that says how
+ * it is answered (lib/api's InvalidParameterError, NotFoundError): shown as it is.
+ */
+export abstract class RequestError extends Error {
+  abstract readonly status: number;
+  abstract readonly code: string;
+}
 
 const NETWORK_CODES: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -33,11 +41,8 @@ export function toPublicError(error: unknown, log: (line: string) => void = (lin
   if (error instanceof InvalidLeaseIdError) {
     return { status: 400, error: 'invalid_lease_id', message: error.message };
   }
-  if (error instanceof InvalidParameterError) {
-    return { status: 400, error: 'invalid_parameter', message: error.message };
-  }
-  if (error instanceof NotFoundError) {
-    return { status: 404, error: 'not_found', message: error.message };
+  if (error instanceof RequestError) {
+    return { status: error.status, error: error.code, message: error.message };
   }
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && code in NETWORK_CODES) {

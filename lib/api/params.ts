@@ -4,17 +4,22 @@
 import { z } from 'zod';
 import type { EventType } from '../domain/types';
 import { formatLeaseId, InvalidLeaseIdError, leaseIdFromSegments } from '../domain/lease-id';
+import { RequestError } from '../errors';
 import { quoted } from './refusal';
 import { CONTROL, cursorParam, leaseEventsQuery, leaseRenewalsQuery, leasesQuery, limitParam, queryValues, sinceParam, typesParam, type QueryValues } from './query-schemas';
 
-export class InvalidParameterError extends Error {
+export class InvalidParameterError extends RequestError {
+  readonly status = 400;
+  readonly code = 'invalid_parameter';
   constructor(readonly parameter: string, expected: string, found: string | null) {
     super(`The query parameter "${parameter}" must be ${expected}${found === null ? '' : `, not ${quoted(found)}`}.`);
     this.name = 'InvalidParameterError';
   }
 }
 
-export class NotFoundError extends Error {
+export class NotFoundError extends RequestError {
+  readonly status = 404;
+  readonly code = 'not_found';
   constructor(what: string) {
     super(what);
     this.name = 'NotFoundError';

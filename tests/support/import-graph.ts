@@ -13,10 +13,14 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** lib's folder a file belongs to (lib/collector/x.ts → "collector"), or null for a file at lib's root. */
+/**
+ * lib's folder a file belongs to (lib/collector/x.ts → "collector"); a file at lib's root is a
+ * node of its own (lib/errors.ts → "errors.ts"), so a loop through it counts too; null outside lib.
+ */
 function folderOf(lib: string, file: string): string | null {
   const parts = path.relative(lib, file).split(path.sep);
-  return parts.length > 1 && !parts[0]!.startsWith('..') ? parts[0]! : null;
+  if (parts[0]!.startsWith('..')) return null;
+  return parts.length > 1 ? parts[0]! : `${parts[0]!.replace(/\.tsx?$/, '')}.ts`;
 }
 
 /** For each folder of lib/, the other folders it imports, and through which file. */
