@@ -2,6 +2,7 @@
 // http://127.0.0.1:3000; LEASEHOLD_TOKEN is sent as a bearer token when set). Human tables by
 // default, the API's own JSON with --json.
 import { terminalText } from '../../lib/domain/display';
+import type { LeaseEventView, LeaseView } from '../../lib/domain/types';
 import { printTable } from './table';
 
 export class ApiCallError extends Error {
@@ -36,12 +37,9 @@ async function get(path: string, query: Record<string, string | undefined> = {})
 const seconds = (ms: number | null) => (ms === null ? '—' : `${(ms / 1000).toFixed(1)} s`);
 const leasePath = (id: string) => `/api/v1/leases/${encodeURIComponent(id)}`;
 
-type Lease = {
-  id: string; kind: string; state: string; holder: string | null; lastHolder: string | null; token: string | null;
-  remainingMs: number | null; ttlMs: number | null; stale: boolean; observedAt: string; candidates: { holder: string; token: string | null }[];
-  acquiredAt: string | null; renewedAt: string | null; expiresAt: string | null; problem: string | null; transitions: number;
-};
-type Event = { id: string; leaseId: string; type: string; at: string; holder: string | null; previousHolder: string | null; token: string | null; previousToken: string | null; gapMs: number | null };
+// The API's own shapes (docs/api.md): the CLI reads what the console reads.
+type Lease = LeaseView;
+type Event = LeaseEventView;
 
 const eventRows = (events: Event[]) =>
   events.map((e) => [e.at, e.leaseId, e.type, e.previousHolder ?? '—', e.holder ?? '—', e.token ?? '—', e.gapMs === null ? '—' : seconds(e.gapMs)]);
