@@ -4,7 +4,7 @@
 // a new reason (at most once a minute); a poll refreshes the last good read once a second.
 import type { LeaseSource, UnreadScope } from '../sources/types';
 import type { Clock } from '../time/clock';
-import type { SourceRow, WriteBatch } from '../db/observer-writes';
+import type { SourceWrite, WriteBatch } from '../db/observer-writes';
 
 /** A down source's row is written when its status changes, and its error text at most this often. */
 const DOWN_REWRITE_MS = 60_000;
@@ -47,7 +47,7 @@ export class SourceHealth {
    * The source answered: its row, source_up when it was down, and whether the row is due
    * (always after a full read, once a second after polls; a keys read only writes with what it changed).
    */
-  answered(r: AnsweredRead, lastPollMs: number | null): { row: SourceRow; sourceEvents: SourceEvent[]; rowDue: boolean } {
+  answered(r: AnsweredRead, lastPollMs: number | null): { row: SourceWrite; sourceEvents: SourceEvent[]; rowDue: boolean } {
     const good = r.kind !== 'keys';
     if (good) this.lastGoodReadAt = r.startedWall;
     const partly = r.unread?.length ? r.unread.map((part) => part.reason).join('; ') : null;
@@ -64,7 +64,7 @@ export class SourceHealth {
   }
 
   /** A full read failed: the row and source_down to write, or null when nothing new is to be said. */
-  failed(reason: string, startedWall: number, lastPollMs: number): { row: SourceRow; sourceEvents: SourceEvent[]; newlyDown: boolean } | null {
+  failed(reason: string, startedWall: number, lastPollMs: number): { row: SourceWrite; sourceEvents: SourceEvent[]; newlyDown: boolean } | null {
     const newlyDown = this.up !== false;
     if (!newlyDown && (reason === this.downReason || this.clock.mono() - this.downWrittenAt < DOWN_REWRITE_MS)) return null;
     const sourceEvents: SourceEvent[] = newlyDown ? [{ seq: ++this.seq, type: 'source_down', atWall: startedWall, detail: { error: reason } }] : [];
@@ -76,7 +76,7 @@ export class SourceHealth {
   }
 
   /** The source as the live stream tells it, after its row was written. */
-  view(row: SourceRow) {
+  view(row: SourceWrite) {
     return {
       name: this.source.name,
       backend: this.source.backend,
@@ -93,7 +93,7 @@ export class SourceHealth {
    * the source's lastError meanwhile: the source is readable, but not all of it is shown as it
    * is. Returns the source's row to write again when that changed.
    */
-  refusals(written: readonly { id: string }[], refused: readonly { leaseId: string; reason: string }[]): SourceRow | null {
+  refusals(written: readonly { id: string }[], refused: readonly { leaseId: string; reason: string }[]): SourceWrite | null {
     const before = this.storeProblem();
     for (const lease of written) this.refused.delete(lease.id);
     for (const { leaseId, reason } of refused) this.refused.set(leaseId, reason);
@@ -111,7 +111,7 @@ export class SourceHealth {
     for (const id of ids) this.refused.delete(id);
   }
 
-  private row(status: 'up' | 'down', lastError: string | null, lastPollMs: number | null): SourceRow {
+  private row(status: 'up' | 'down', lastError: string | null, lastPollMs: number | null): SourceWrite {
     return { name: this.source.name, backend: this.source.backend, status, lastGoodReadAt: this.lastGoodReadAt, lastError, lastPollMs, pollMs: this.source.pollMs, detail: null };
   }
 

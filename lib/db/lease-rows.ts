@@ -2,7 +2,7 @@
 // transaction). Rows are passed as one JSON parameter and unpacked with jsonb_to_recordset:
 // the same SQL runs on PostgreSQL and on the embedded PGlite, whatever the batch size.
 import type { SqlSession } from './sql';
-import { StaleOwnerError, type SourceRow, type WriteBatch, type WrittenEvent } from './observer-batch';
+import { StaleOwnerError, type SourceWrite, type WriteBatch, type WrittenEvent } from './observer-batch';
 
 /** How values become the JSON rows the SQL unpacks. */
 export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -21,7 +21,7 @@ export async function checkOwnership(sql: SqlSession, batch: WriteBatch) {
   if (rows.length === 0) throw new StaleOwnerError(name);
 }
 
-export async function upsertSource(sql: SqlSession, source: SourceRow, batch: WriteBatch) {
+export async function upsertSource(sql: SqlSession, source: SourceWrite, batch: WriteBatch) {
   const { collector } = batch;
   const lastSeq = batch.sourceEvents.reduce((max, e) => Math.max(max, e.seq), 0);
   const rows = await sql.query(

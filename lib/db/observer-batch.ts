@@ -10,7 +10,8 @@ export class StaleOwnerError extends Error {
   }
 }
 
-export type SourceRow = {
+/** What the collector writes of a source's own state (the API's view of a source is lib/queries/console.ts SourceRow). */
+export type SourceWrite = {
   name: string;
   backend: Backend;
   status: 'up' | 'down';
@@ -23,7 +24,7 @@ export type SourceRow = {
 
 export type WriteBatch = {
   /** The source's row; null for a batch that only adds to leases (renewals), which leaves it as it is. */
-  source: SourceRow | null;
+  source: SourceWrite | null;
   /** The collector, and the fencing token of its ownership of the source. */
   collector: { id: string; token: bigint };
   dirty: TrackedLease[];

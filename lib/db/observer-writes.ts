@@ -13,7 +13,7 @@ import { checkOwnership, insertEvents, iso, json, upsertLeases, upsertRenewals, 
 import { StaleOwnerError, type RefusedLease, type WriteBatch, type WrittenEvent } from './observer-batch';
 import type { Store } from './store';
 
-export { StaleOwnerError, type RefusedLease, type SourceRow, type WriteBatch, type WrittenEvent } from './observer-batch';
+export { StaleOwnerError, type RefusedLease, type SourceWrite, type WriteBatch, type WrittenEvent } from './observer-batch';
 export { loadSource, type LoadedSource } from './load-source';
 
 /**
