@@ -12,7 +12,7 @@
 import { LeaseAbortedError, LeaseLostError } from './errors';
 import { linkedTimeout, monotonicNow, sleep } from './deadline';
 import type { LeaseClient } from './client';
-import type { Grant } from './types';
+import type { Candidacy, Grant } from './types';
 
 export type LeaderElectorOptions = {
   client: LeaseClient;
@@ -48,103 +48,119 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
     throw new RangeError(`renewDeadlineMs (${renewDeadlineMs}) must be greater than 1.2 × renewEveryMs (${renewEveryMs * 1.2})`);
   }
   const onError = options.onError ?? ((error: unknown) => console.error(`[lease] elector ${key}:`, error));
-  let leadership: { grant: Grant; controller: AbortController } | null = null;
-
-  function stopLeading() {
-    const current = leadership;
-    if (!current) return;
-    leadership = null;
-    current.controller.abort(new LeaseLostError(key, 'this process stopped leading'));
-    try {
-      options.onStoppedLeading?.();
-    } catch (error) {
-      onError(error);
-    }
-  }
-
-  /** Renews until the lease is lost, the renew deadline passes, or `signal` aborts. */
-  async function lead(candidacy: ReturnType<LeaseClient['campaign']>, grant: Grant, grantedAt: number, signal: AbortSignal) {
-    let lastRenewal = grantedAt;
-    // The watchdog stops leading at the renew deadline even if a renewal call is still
-    // hanging or the loop below is late: it does not wait for anything to answer.
-    let watchdog: NodeJS.Timeout | undefined;
-    const armWatchdog = () => {
-      clearTimeout(watchdog);
-      watchdog = setTimeout(stopLeading, Math.max(0, lastRenewal + renewDeadlineMs - monotonicNow()));
-    };
-    armWatchdog();
-    try {
-      while (leadership && !signal.aborted) {
-        await sleep(renewEveryMs, signal);
-        if (!leadership) return;
-        const left = lastRenewal + renewDeadlineMs - monotonicNow();
-        if (left <= 0) return stopLeading();
-        const sentAt = monotonicNow();
-        const deadline = linkedTimeout(signal, Math.ceil(left));
-        try {
-          await candidacy.renew(grant, { signal: deadline.signal });
-          lastRenewal = sentAt;
-          armWatchdog();
-        } catch (error) {
-          if (error instanceof LeaseLostError) return stopLeading();
-          if (signal.aborted) return;
-          // Unknown is not lost: try again until the renew deadline (the watchdog) says otherwise.
-          if (!(error instanceof LeaseAbortedError)) onError(error);
-        } finally {
-          deadline.dispose();
-        }
-      }
-    } catch (error) {
-      if (!(error instanceof LeaseAbortedError)) throw error;
-    } finally {
-      clearTimeout(watchdog);
-    }
-  }
+  const elector: Elector = { options, client, key, holder, ttlMs, renewEveryMs, renewDeadlineMs, onError, leadership: null };
 
   return {
-    isLeader: () => leadership !== null,
-    token: () => leadership?.grant.token ?? null,
-
-    async run(signal) {
-      const candidacy = client.campaign(key, { holder, ttlMs });
-      let lastGrant: Grant | null = null;
-      let work: Promise<void> = Promise.resolve();
-      try {
-        while (!signal.aborted) {
-          // 1. Campaign: try, and try again every renewEveryMs (with jitter) until we lead.
-          const sentAt = monotonicNow();
-          let grant: Grant | null = null;
-          try {
-            grant = await candidacy.tryLead({ signal });
-          } catch (error) {
-            if (signal.aborted) break;
-            onError(error);
-          }
-          if (!grant) {
-            await sleep(renewEveryMs * (0.8 + Math.random() * 0.4), signal).catch(() => {});
-            continue;
-          }
-          if (typeof grant.token !== 'bigint') throw new Error(`backend ${client.backend.kind} granted leadership without a token`);
-          lastGrant = grant;
-
-          // 2. Lead: hand the token and a signal to the work, then renew until we stop.
-          const controller = new AbortController();
-          leadership = { grant, controller };
-          work = Promise.resolve()
-            .then(() => options.onStartedLeading(controller.signal, grant.token))
-            .catch((error: unknown) => {
-              if (!controller.signal.aborted) onError(error);
-            });
-          await lead(candidacy, grant, sentAt, signal);
-          stopLeading();
-        }
-      } finally {
-        // 3. Leaving: stop the work and let it finish (its last writes are still fenced by a
-        //    lease we hold), then give the lease up so a successor need not wait a TTL.
-        stopLeading();
-        await Promise.race([work, new Promise((resolve) => setTimeout(resolve, Math.min(renewDeadlineMs, 5_000)).unref())]);
-        await candidacy.resign(lastGrant, { signal: AbortSignal.timeout(Math.min(ttlMs, 5_000)) }).catch(onError);
-      }
-    },
+    isLeader: () => elector.leadership !== null,
+    token: () => elector.leadership?.grant.token ?? null,
+    run: (signal) => run(elector, signal),
   };
+}
+
+/** What the elector's steps share: its options and settings, and the leadership while it leads. */
+type Elector = {
+  options: LeaderElectorOptions;
+  client: LeaseClient;
+  key: string;
+  holder: string;
+  ttlMs: number;
+  renewEveryMs: number;
+  renewDeadlineMs: number;
+  onError: (error: unknown) => void;
+  leadership: { grant: Grant; controller: AbortController } | null;
+};
+
+function stopLeading(elector: Elector) {
+  const current = elector.leadership;
+  if (!current) return;
+  elector.leadership = null;
+  current.controller.abort(new LeaseLostError(elector.key, 'this process stopped leading'));
+  try {
+    elector.options.onStoppedLeading?.();
+  } catch (error) {
+    elector.onError(error);
+  }
+}
+
+/** Renews until the lease is lost, the renew deadline passes, or `signal` aborts. */
+async function lead(elector: Elector, candidacy: Candidacy, grant: Grant, grantedAt: number, signal: AbortSignal) {
+  const { renewEveryMs, renewDeadlineMs } = elector;
+  let lastRenewal = grantedAt;
+  // The watchdog stops leading at the renew deadline even if a renewal call is still
+  // hanging or the loop below is late: it does not wait for anything to answer.
+  let watchdog: NodeJS.Timeout | undefined;
+  const armWatchdog = () => {
+    clearTimeout(watchdog);
+    watchdog = setTimeout(stopLeading, Math.max(0, lastRenewal + renewDeadlineMs - monotonicNow()), elector);
+  };
+  armWatchdog();
+  try {
+    while (elector.leadership && !signal.aborted) {
+      await sleep(renewEveryMs, signal);
+      if (!elector.leadership) return;
+      const left = lastRenewal + renewDeadlineMs - monotonicNow();
+      if (left <= 0) return stopLeading(elector);
+      const sentAt = monotonicNow();
+      const deadline = linkedTimeout(signal, Math.ceil(left));
+      try {
+        await candidacy.renew(grant, { signal: deadline.signal });
+        lastRenewal = sentAt;
+        armWatchdog();
+      } catch (error) {
+        if (error instanceof LeaseLostError) return stopLeading(elector);
+        if (signal.aborted) return;
+        // Unknown is not lost: try again until the renew deadline (the watchdog) says otherwise.
+        if (!(error instanceof LeaseAbortedError)) elector.onError(error);
+      } finally {
+        deadline.dispose();
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof LeaseAbortedError)) throw error;
+  } finally {
+    clearTimeout(watchdog);
+  }
+}
+
+async function run(elector: Elector, signal: AbortSignal): Promise<void> {
+  const { options, client, key, holder, ttlMs, renewEveryMs, renewDeadlineMs, onError } = elector;
+  const candidacy = client.campaign(key, { holder, ttlMs });
+  let lastGrant: Grant | null = null;
+  let work: Promise<void> = Promise.resolve();
+  try {
+    while (!signal.aborted) {
+      // 1. Campaign: try, and try again every renewEveryMs (with jitter) until we lead.
+      const sentAt = monotonicNow();
+      let grant: Grant | null = null;
+      try {
+        grant = await candidacy.tryLead({ signal });
+      } catch (error) {
+        if (signal.aborted) break;
+        onError(error);
+      }
+      if (!grant) {
+        await sleep(renewEveryMs * (0.8 + Math.random() * 0.4), signal).catch(() => {});
+        continue;
+      }
+      if (typeof grant.token !== 'bigint') throw new Error(`backend ${client.backend.kind} granted leadership without a token`);
+      lastGrant = grant;
+
+      // 2. Lead: hand the token and a signal to the work, then renew until we stop.
+      const controller = new AbortController();
+      elector.leadership = { grant, controller };
+      work = Promise.resolve()
+        .then(() => options.onStartedLeading(controller.signal, grant.token))
+        .catch((error: unknown) => {
+          if (!controller.signal.aborted) onError(error);
+        });
+      await lead(elector, candidacy, grant, sentAt, signal);
+      stopLeading(elector);
+    }
+  } finally {
+    // 3. Leaving: stop the work and let it finish (its last writes are still fenced by a
+    //    lease we hold), then give the lease up so a successor need not wait a TTL.
+    stopLeading(elector);
+    await Promise.race([work, new Promise((resolve) => setTimeout(resolve, Math.min(renewDeadlineMs, 5_000)).unref())]);
+    await candidacy.resign(lastGrant, { signal: AbortSignal.timeout(Math.min(ttlMs, 5_000)) }).catch(onError);
+  }
 }

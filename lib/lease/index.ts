@@ -1,6 +1,7 @@
 // lib/lease: the lease client library Leasehold observes. See client.ts for the API,
-// postgres.ts, redis.ts and etcd.ts for each backend's layout, elector.ts for leader
-// election and fenced-store.ts for a resource that checks fencing tokens.
+// postgres.ts, redis.ts and etcd.ts for each backend's layout (redis-scripts.ts holds the
+// Redis scripts, redlock.ts the Redlock mode), elector.ts for leader election and
+// fenced-store.ts for a resource that checks fencing tokens.
 export { createLeaseClient, type AcquireOptions, type LeaseClient, type LeaseClientOptions } from './client';
 export { createLeaderElector, type LeaderElector, type LeaderElectorOptions } from './elector';
 export { createFencedStore, type FencedStore, type FencedStoreOptions, type LoggedWrite, type WriteResult } from './fenced-store';
