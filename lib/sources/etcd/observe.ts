@@ -1,0 +1,127 @@
+// Decoding keys into Observations: which keys are candidates in an election or mutex and which
+// are single leases, who leads, and each lease's holder, token and remaining time.
+import type { IKeyValue } from 'etcd3';
+import { displayText } from '../../domain/display';
+import type { Observation } from '../../domain/observe';
+import { exactOf } from '../exact';
+import { learnValue, remembered, type ValueMemo } from './read';
+import type { EtcdState } from './state';
+import { leaseTtls, type TtlEstimate } from './ttl';
+
+// A key whose last path segment is its own lease id is a candidate in the election or mutex
+// named by the rest of the key: etcd's concurrency package and `etcdctl elect`/`lock` write the
+// id in hex, the etcd3 npm client in decimal; both are accepted. The leader (or lock holder)
+// is the candidate with the lowest create revision, which is also the token. A candidate
+// with an empty value is a mutex waiter (etcd's Mutex writes none); with a value, an election
+// proposal. Any other key attached to a lease is a single lease (Leasehold's layout), its
+// token its create revision. Keys without a lease are not leases and are left out.
+
+type Grouped = { elections: Map<string, IKeyValue[]>; singles: IKeyValue[] };
+
+/** The election a key is a candidate in, or null when it is not a candidate key. */
+export function candidateOf(key: string, leaseId: string): string | null {
+  const slash = key.lastIndexOf('/');
+  if (slash <= 0 || leaseId === '0') return null;
+  const segment = key.slice(slash + 1).toLowerCase();
+  const id = BigInt(leaseId);
+  if (segment === id.toString(16) || segment === id.toString(10)) return key.slice(0, slash);
+  return null;
+}
+
+function group(kvs: IKeyValue[]): Grouped {
+  const elections = new Map<string, IKeyValue[]>();
+  const singles: IKeyValue[] = [];
+  for (const kv of kvs) {
+    const lease = String(kv.lease);
+    if (lease === '0') continue;
+    const election = candidateOf(kv.key.toString('latin1'), lease);
+    if (election !== null) elections.set(election, [...(elections.get(election) ?? []), kv]);
+    else singles.push(kv);
+  }
+  return { elections, singles };
+}
+
+function leaderOf(candidates: IKeyValue[]): IKeyValue[] {
+  return [...candidates].sort((a, b) => (BigInt(a.create_revision) < BigInt(b.create_revision) ? -1 : 1));
+}
+
+/** A key's value as exact text ('' when empty), or why it could not be read. */
+const valueOf = (values: ValueMemo, kv: IKeyValue): { text: string } | { problem: string } => {
+  const known = remembered(values, kv);
+  if (known) return known;
+  // Not fetched (a key seen by a watch event carries its value): judge it now.
+  learnValue(values, kv);
+  return remembered(values, kv)!;
+};
+const problemOf = (values: ValueMemo, kvs: IKeyValue[]) => {
+  for (const kv of kvs) {
+    const value = valueOf(values, kv);
+    if ('problem' in value) return `${displayText(kv.key, 80)}: ${value.problem}`;
+  }
+  return null;
+};
+const textOf = (values: ValueMemo, kv: IKeyValue) => {
+  const value = valueOf(values, kv);
+  return 'text' in value ? value.text : '';
+};
+
+function observeElection(values: ValueMemo, name: string, ordered: IKeyValue[], ttl: TtlEstimate | undefined): Observation {
+  const leader = ordered[0]!;
+  const problem = problemOf(values, ordered);
+  const mutex = ordered.every((kv) => textOf(values, kv) === '');
+  const holderOf = (kv: IKeyValue) => (textOf(values, kv) === '' ? `lease ${BigInt(String(kv.lease)).toString(16)}` : textOf(values, kv));
+  return {
+    ...(problem ? { problem } : {}),
+    key: exactOf(Buffer.from(name, 'latin1')),
+    kind: mutex ? 'lock' : 'election',
+    holder: holderOf(leader),
+    token: BigInt(leader.create_revision),
+    ttlMs: ttl?.ttlMs ?? null,
+    // null: its TTL has not been read yet (the key exists, so it is held); 0: the lease was
+    // found gone when it was read.
+    remainingMs: ttl === undefined ? null : ttl ? ttl.remainingMs : 0,
+    precisionMs: 1_000,
+    candidates: ordered.slice(1).map((kv) => ({ holder: holderOf(kv), token: BigInt(kv.create_revision) })),
+    detail: {
+      layout: mutex ? 'etcd mutex' : 'etcd election',
+      leaderKey: displayText(leader.key, 300),
+      leaseId: BigInt(String(leader.lease)).toString(16),
+    },
+  };
+}
+
+function observeSingle(values: ValueMemo, kv: IKeyValue, ttl: TtlEstimate | undefined): Observation {
+  const problem = problemOf(values, [kv]);
+  return {
+    ...(problem ? { problem } : {}),
+    key: exactOf(kv.key),
+    kind: 'lock',
+    holder: textOf(values, kv) === '' ? null : textOf(values, kv),
+    token: BigInt(kv.create_revision),
+    ttlMs: ttl?.ttlMs ?? null,
+    remainingMs: ttl === undefined ? null : ttl ? ttl.remainingMs : 0,
+    precisionMs: 1_000,
+    candidates: [],
+    detail: { layout: 'single key with a lease', leaseId: BigInt(String(kv.lease)).toString(16) },
+  };
+}
+
+/**
+ * Observations of the leases among `kvs`. `onlyRead`: only those whose TTL was read now
+ * (a poll while the watch is live: the others have nothing new to say).
+ */
+export async function observeAll(state: EtcdState, kvs: IKeyValue[], forget: boolean, pollMs: number, onlyRead = false): Promise<Observation[]> {
+  const { ttlReadings, values } = state;
+  const { elections, singles } = group(kvs);
+  const ordered = [...elections].map(([name, candidates]) => [name, leaderOf(candidates)] as const);
+  const leases = [...ordered.map(([, c]) => String(c[0]!.lease)), ...singles.map((kv) => String(kv.lease))];
+  const readNow = new Set<string>();
+  const ttls = await leaseTtls(state.client, ttlReadings, leases, pollMs, readNow);
+  // After a full read, readings of leases no longer seen are dropped.
+  if (forget) for (const id of [...ttlReadings.keys()]) if (!ttls.has(id)) ttlReadings.delete(id);
+  const wanted = (lease: string) => !onlyRead || readNow.has(lease);
+  return [
+    ...ordered.filter(([, c]) => wanted(String(c[0]!.lease))).map(([name, candidates]) => observeElection(values, name, candidates, ttls.get(String(candidates[0]!.lease)))),
+    ...singles.filter((kv) => wanted(String(kv.lease))).map((kv) => observeSingle(values, kv, ttls.get(String(kv.lease)))),
+  ];
+}

@@ -1,0 +1,48 @@
+// What one etcd source keeps between calls, shared by its reads and its watch: the client, the
+// revision the watch resumes from, values and TTLs already read, and the mirror of the keys.
+import type { Etcd3, IKeyValue } from 'etcd3';
+import type { EtcdSourceConfig } from '../../config';
+import { createEtcdClient, targetOf } from './client';
+import type { ValueMemo } from './read';
+import type { TtlReading } from './ttl';
+
+export type EtcdState = {
+  readonly config: EtcdSourceConfig;
+  readonly client: Etcd3;
+  readonly pollMs: number;
+  /** Who a failure message names ("etcd at host:port, ..."). */
+  readonly target: string;
+  /** The last revision seen: the watch resumes after it. */
+  lastRevision: string | null;
+  readonly values: ValueMemo;
+  readonly ttlReadings: Map<string, TtlReading>;
+  // The keys under the prefixes, kept current by full reads, targeted reads and the watch:
+  // while the watch is live, a poll builds on it instead of reading every key again.
+  readonly mirror: Map<string, IKeyValue>;
+  watchLive: boolean;
+  watchLiveSince: number;
+  lastFullAt: number;
+};
+
+export function createEtcdState(config: EtcdSourceConfig, defaultPollMs: number): EtcdState {
+  return {
+    config,
+    client: createEtcdClient(config),
+    pollMs: config.pollMs ?? defaultPollMs,
+    target: targetOf(config),
+    lastRevision: null,
+    values: new Map(),
+    ttlReadings: new Map(),
+    mirror: new Map(),
+    watchLive: false,
+    watchLiveSince: Infinity,
+    lastFullAt: -Infinity,
+  };
+}
+
+/** Puts a key in the mirror, or takes it out when it has no lease (any more). */
+export const remember = (mirror: Map<string, IKeyValue>, kv: IKeyValue) => {
+  const key = kv.key.toString('latin1');
+  if (String(kv.lease ?? '0') === '0') mirror.delete(key);
+  else mirror.set(key, kv);
+};

@@ -1,0 +1,67 @@
+// Lease TTLs: which are due to be read in a poll (within a budget), reading them a batch at a
+// time, and each wanted lease's remaining time carried forward from its last reading.
+import type { Etcd3 } from 'etcd3';
+
+/**
+ * etcd has no call that returns many leases' TTLs at once, so each costs an RPC. A lease's
+ * TTL is read when it was never read, when a quarter of its TTL has passed since its last
+ * reading (so a holder renewing every third of it, as is usual, is seen at each renewal), or when
+ * its time is nearly up; at most TTL_READS_PER_POLL per poll, the longest unread first.
+ * Between readings its remaining time is carried forward on our clock: its key still exists,
+ * so it is held, and a renewal shows at its next reading. Expiries and releases do not wait
+ * for this: the key's deletion comes through the watch.
+ */
+const TTL_READS_PER_POLL = 1_000;
+const TTL_READ_CONCURRENCY = 32;
+
+export type TtlReading = { remainingMs: number; ttlMs: number; readAt: number } | null;
+/** A lease's current estimate; null: found gone at its last reading. */
+export type TtlEstimate = { remainingMs: number; ttlMs: number } | null;
+
+async function readTtl(client: Etcd3, leaseId: string): Promise<TtlReading> {
+  const { TTL, grantedTTL } = await client.leaseClient.leaseTimeToLive({ ID: leaseId });
+  // Negative: expired or revoked between the two reads.
+  return Number(TTL) < 0 ? null : { remainingMs: Number(TTL) * 1000, ttlMs: Number(grantedTTL) * 1000, readAt: performance.now() };
+}
+
+/** Reads the TTLs that are due (within this poll's budget), and returns every wanted lease's current estimate. */
+export async function leaseTtls(
+  client: Etcd3,
+  ttlReadings: Map<string, TtlReading>,
+  wanted: string[],
+  pollMs: number,
+  readNow?: Set<string>,
+): Promise<Map<string, TtlEstimate>> {
+  const unique = [...new Set(wanted)];
+  const now = performance.now();
+  const due = (id: string) => {
+    const reading = ttlReadings.get(id);
+    if (!reading) return true; // never read, or gone at its last reading
+    const age = now - reading.readAt;
+    return age >= Math.max(pollMs, reading.ttlMs / 4) || reading.remainingMs - age < 2 * pollMs;
+  };
+  const order = unique
+    .filter(due)
+    .map((id) => ({ id, readAt: ttlReadings.get(id)?.readAt ?? -Infinity }))
+    .sort((a, b) => a.readAt - b.readAt)
+    .slice(0, TTL_READS_PER_POLL)
+    .map((entry) => entry.id);
+  for (let i = 0; i < order.length; i += TTL_READ_CONCURRENCY) {
+    const batch = order.slice(i, i + TTL_READ_CONCURRENCY);
+    const readings = await Promise.all(batch.map((id) => readTtl(client, id)));
+    batch.forEach((id, index) => {
+      ttlReadings.set(id, readings[index]!);
+      readNow?.add(id);
+    });
+  }
+  const after = performance.now();
+  const result = new Map<string, TtlEstimate>();
+  for (const id of unique) {
+    if (!ttlReadings.has(id)) continue; // not read yet: unknown, not gone
+    const reading = ttlReadings.get(id);
+    // etcd reports whole seconds, rounded down: "0" means less than a second is left. The
+    // key still exists, so the lease has not run out (etcd deletes its keys when it does).
+    result.set(id, reading ? { remainingMs: Math.max(1, Math.round(reading.remainingMs - (after - reading.readAt))), ttlMs: reading.ttlMs } : null);
+  }
+  return result;
+}
