@@ -39,6 +39,19 @@ export type Collector = {
   stop(): Promise<void>;
 };
 
+/** What every source's observer shares in one collector. */
+type Observers = {
+  options: CollectorOptions;
+  id: string;
+  log: (line: string) => void;
+  ringSize: number;
+  /** Sources observed right now. */
+  owned: Set<string>;
+  // Observers running per source: after ownership churn the next term's observer can start
+  // before the last one has finished stopping, and the source is owned while either runs.
+  running: Map<string, number>;
+};
+
 export function startCollector(options: CollectorOptions): Collector {
   const id = options.collectorId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const log = options.log ?? lineLogger('collector');
@@ -46,73 +59,22 @@ export function startCollector(options: CollectorOptions): Collector {
   // On the embedded store, a source may name its database (pglite://embedded, lib/config/schema.ts): it is read through the store's own PGlite.
   const sources = createSources(options.config, options.store.pglite ? pglitePool(options.store.pglite) : null);
   const stop = new AbortController();
-  const owned = new Set<string>();
-  const ringSize = options.config.retention.renewalSamplesPerLease;
+  const observers: Observers = { options, id, log, ringSize: options.config.retention.renewalSamplesPerLease, owned: new Set(), running: new Map() };
   let leaseClient: LeaseClient | null = null;
   let stopping: Promise<void> | null = null;
 
-  // Observers running per source: after ownership churn the next term's observer can start
-  // before the last one has finished stopping, and the source is owned while either runs.
-  const running = new Map<string, number>();
-  const observe = async (source: LeaseSource, token: bigint, signal: AbortSignal) => {
-    running.set(source.name, (running.get(source.name) ?? 0) + 1);
-    owned.add(source.name);
-    metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 1);
-    try {
-      // An observer that fails for any reason but a lost ownership starts again (after 1 s,
-      // growing to 30 s if it keeps failing): the collector must not quietly stop watching a source.
-      await retrying(() => observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead }, signal), {
-        what: `${source.name}: observer`,
-        signal,
-        initialDelayMs: 1_000,
-        maxDelayMs: 30_000,
-        fatal: (error) => error instanceof StaleOwnerError,
-        onFailure: ({ error, delayMs }) =>
-          log(`${source.name}: observer failed (${scrub(redactUrlsIn(String((error as Error)?.stack ?? error)), secretsOf(options.config))}); restarting in ${(delayMs / 1000).toFixed(1)} s`),
-      }).catch((error: unknown) => log((error as Error).message));
-    } finally {
-      const left = running.get(source.name)! - 1;
-      running.set(source.name, left);
-      if (left === 0) {
-        owned.delete(source.name);
-        metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 0);
-      }
-    }
-  };
-
   let runs: Promise<unknown>[];
   if (options.store.url === null) {
-    // Each source gets a signal of its own (aborted with the collector's), as the elector
-    // gives each one below: its observer's lanes and reads all listen on it.
-    runs = sources.map((source) => {
-      const own = new AbortController();
-      stop.signal.addEventListener('abort', () => own.abort(stop.signal.reason), { once: true });
-      return observe(source, 0n, own.signal);
-    });
+    runs = observeEverySource(observers, sources, stop.signal);
   } else {
     leaseClient = createLeaseClient({ backend: 'postgres', url: options.store.url, table: 'CollectorLease', ensureTable: false });
-    const client = leaseClient;
-    runs = sources.map((source) =>
-      createLeaderElector({
-        client,
-        key: `source:${source.name}`,
-        holder: id,
-        ttlMs,
-        renewEveryMs: Math.max(200, Math.floor(ttlMs / 5)),
-        onStartedLeading: async (signal, token) => {
-          log(`observing ${source.name} (ownership token ${token})`);
-          await observe(source, token, signal);
-        },
-        onStoppedLeading: () => log(`no longer observing ${source.name}`),
-        onError: (error) => log(`ownership of ${source.name}: ${(error as Error)?.message ?? error}`),
-      }).run(stop.signal),
-    );
+    runs = observeOwnedSources(observers, sources, leaseClient, ttlMs, stop.signal);
   }
   if (sources.length > 0) log(`${id} started for ${sources.length} source${sources.length === 1 ? '' : 's'}`);
 
   return {
     id,
-    owned: () => [...owned],
+    owned: () => [...observers.owned],
     stop() {
       // Idempotent: a second call waits for the first.
       stopping ??= (async () => {
@@ -124,4 +86,63 @@ export function startCollector(options: CollectorOptions): Collector {
       return stopping;
     },
   };
+}
+
+/** The embedded store: one process, which observes every source. */
+function observeEverySource(observers: Observers, sources: LeaseSource[], stop: AbortSignal): Promise<unknown>[] {
+  // Each source gets a signal of its own (aborted with the collector's), as the elector
+  // gives each one below: its observer's lanes and reads all listen on it.
+  return sources.map((source) => {
+    const own = new AbortController();
+    stop.addEventListener('abort', () => own.abort(stop.reason), { once: true });
+    return observe(observers, source, 0n, own.signal);
+  });
+}
+
+/** A PostgreSQL store: each source observed by whichever collector holds its ownership lease. */
+function observeOwnedSources(observers: Observers, sources: LeaseSource[], client: LeaseClient, ttlMs: number, stop: AbortSignal): Promise<unknown>[] {
+  const { id, log } = observers;
+  return sources.map((source) =>
+    createLeaderElector({
+      client,
+      key: `source:${source.name}`,
+      holder: id,
+      ttlMs,
+      renewEveryMs: Math.max(200, Math.floor(ttlMs / 5)),
+      onStartedLeading: async (signal, token) => {
+        log(`observing ${source.name} (ownership token ${token})`);
+        await observe(observers, source, token, signal);
+      },
+      onStoppedLeading: () => log(`no longer observing ${source.name}`),
+      onError: (error) => log(`ownership of ${source.name}: ${(error as Error)?.message ?? error}`),
+    }).run(stop),
+  );
+}
+
+/** Observes one source with the ownership token `token` until `signal` aborts, counted as owned meanwhile. */
+async function observe(observers: Observers, source: LeaseSource, token: bigint, signal: AbortSignal) {
+  const { options, id, log, ringSize, owned, running } = observers;
+  running.set(source.name, (running.get(source.name) ?? 0) + 1);
+  owned.add(source.name);
+  metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 1);
+  try {
+    // An observer that fails for any reason but a lost ownership starts again (after 1 s,
+    // growing to 30 s if it keeps failing): the collector must not quietly stop watching a source.
+    await retrying(() => observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead }, signal), {
+      what: `${source.name}: observer`,
+      signal,
+      initialDelayMs: 1_000,
+      maxDelayMs: 30_000,
+      fatal: (error) => error instanceof StaleOwnerError,
+      onFailure: ({ error, delayMs }) =>
+        log(`${source.name}: observer failed (${scrub(redactUrlsIn(String((error as Error)?.stack ?? error)), secretsOf(options.config))}); restarting in ${(delayMs / 1000).toFixed(1)} s`),
+    }).catch((error: unknown) => log((error as Error).message));
+  } finally {
+    const left = running.get(source.name)! - 1;
+    running.set(source.name, left);
+    if (left === 0) {
+      owned.delete(source.name);
+      metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 0);
+    }
+  }
 }

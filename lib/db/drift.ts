@@ -10,6 +10,13 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { SqlSession } from './sql';
+import { actualShape } from './drift-catalog';
+import { compareShapes, type ColumnShape, type SchemaShape, type TableShape } from './drift-shape';
+
+// The database's side (drift-catalog.ts) and the comparison (drift-shape.ts) live next to
+// this file; exported from here as before.
+export { actualShape } from './drift-catalog';
+export { compareShapes, type ColumnShape, type SchemaShape, type TableShape } from './drift-shape';
 
 type DmmfField = {
   name: string;
@@ -42,21 +49,6 @@ type Dmmf = {
     enums: { name: string; dbName?: string | null; values: { name: string; dbName?: string | null }[] }[];
     indexes: DmmfIndex[];
   };
-};
-
-/** The database objects a schema implies, in a form both sides can be reduced to. */
-export type SchemaShape = {
-  enums: Map<string, string[]>;
-  tables: Map<string, TableShape>;
-};
-export type ColumnShape = { type: string; nullable: boolean; default: string | null };
-export type TableShape = {
-  columns: Map<string, ColumnShape>;
-  primaryKey: { name: string; columns: string[] } | null;
-  /** index name -> "UNIQUE (a, b)" or "INDEX (a, b)" */
-  indexes: Map<string, string>;
-  /** constraint name -> "(a) REFERENCES "T"(b) ON DELETE x ON UPDATE y" */
-  foreignKeys: Map<string, string>;
 };
 
 const require = createRequire(import.meta.url);
@@ -199,153 +191,6 @@ export function expectedShape(dmmf: Dmmf): SchemaShape {
     }
   }
   return { enums, tables };
-}
-
-/** The same shape, read from the database's catalog (schema `public`, minus Prisma's bookkeeping table). */
-export async function actualShape(sql: SqlSession, schema = 'public'): Promise<SchemaShape> {
-  const enumRows = await sql.query<{ name: string; value: string }>(
-    `SELECT t.typname AS name, e.enumlabel AS value
-       FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid JOIN pg_namespace n ON n.oid = t.typnamespace
-      WHERE n.nspname = $1 ORDER BY t.typname, e.enumsortorder`,
-    [schema],
-  );
-  const enums = new Map<string, string[]>();
-  for (const row of enumRows) enums.set(row.name, [...(enums.get(row.name) ?? []), row.value]);
-
-  const columnRows = await sql.query<{ table: string; column: string; type: string; nullable: boolean; default: string | null; enum: boolean }>(
-    `SELECT c.relname AS "table", a.attname AS "column",
-            format_type(a.atttypid, a.atttypmod) AS "type",
-            NOT a.attnotnull AS "nullable",
-            pg_get_expr(d.adbin, d.adrelid) AS "default",
-            t.typtype = 'e' AS "enum"
-       FROM pg_class c
-       JOIN pg_namespace n ON n.oid = c.relnamespace
-       JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-       JOIN pg_type t ON t.oid = a.atttypid
-       LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
-      WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND c.relname <> '_prisma_migrations'
-      ORDER BY c.relname, a.attnum`,
-    [schema],
-  );
-  const tables = new Map<string, TableShape>();
-  for (const row of columnRows) {
-    let shape = tables.get(row.table);
-    if (!shape) {
-      shape = { columns: new Map(), primaryKey: null, indexes: new Map(), foreignKeys: new Map() };
-      tables.set(row.table, shape);
-    }
-    shape.columns.set(row.column, {
-      type: row.enum ? `"${row.type.replace(/^"|"$/g, '')}"` : row.type,
-      nullable: row.nullable,
-      default: normaliseDefault(row.default),
-    });
-  }
-
-  const indexRows = await sql.query<{ table: string; name: string; primary: boolean; unique: boolean; columns: string[] }>(
-    `SELECT c.relname AS "table", i.relname AS "name", x.indisprimary AS "primary", x.indisunique AS "unique",
-            ARRAY(SELECT a.attname FROM unnest(x.indkey) WITH ORDINALITY k(attnum, ord)
-                    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum ORDER BY k.ord)::text[] AS "columns"
-       FROM pg_index x
-       JOIN pg_class c ON c.oid = x.indrelid
-       JOIN pg_class i ON i.oid = x.indexrelid
-       JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND c.relname <> '_prisma_migrations'`,
-    [schema],
-  );
-  for (const row of indexRows) {
-    const shape = tables.get(row.table);
-    if (!shape) continue;
-    if (row.primary) shape.primaryKey = { name: row.name, columns: row.columns };
-    else shape.indexes.set(row.name, `${row.unique ? 'UNIQUE' : 'INDEX'} (${row.columns.join(', ')})`);
-  }
-
-  const fkRows = await sql.query<{ table: string; name: string; definition: string }>(
-    `SELECT c.relname AS "table", k.conname AS "name", pg_get_constraintdef(k.oid) AS "definition"
-       FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND k.contype = 'f'`,
-    [schema],
-  );
-  for (const row of fkRows) {
-    tables.get(row.table)?.foreignKeys.set(row.name, normaliseForeignKey(row.definition));
-  }
-  return { enums, tables };
-}
-
-function normaliseDefault(text: string | null): string | null {
-  if (text === null) return null;
-  if (/^nextval\(/.test(text)) return 'nextval()';
-  if (/^(CURRENT_TIMESTAMP|now\(\))$/i.test(text)) return 'CURRENT_TIMESTAMP';
-  // '[]'::jsonb -> '[]' ; 'unknown'::"SourceStatus" stays (enum defaults carry the type)
-  const literal = /^('(?:[^']|'')*')::(jsonb|text|character varying|bigint|integer)$/.exec(text);
-  if (literal) return literal[1]!;
-  return text;
-}
-
-// pg_get_constraintdef: FOREIGN KEY ("a") REFERENCES "T"(b) ON UPDATE CASCADE ON DELETE CASCADE
-function normaliseForeignKey(definition: string): string {
-  const match = /^FOREIGN KEY \((.+?)\) REFERENCES (.+?)\((.+?)\)(.*)$/.exec(definition);
-  if (!match) return definition;
-  const [, from, target, to, rest] = match as unknown as [string, string, string, string, string];
-  const unquote = (list: string) => list.split(',').map((c) => c.trim().replace(/^"|"$/g, '')).join(', ');
-  const action = (kind: string) => new RegExp(`ON ${kind} (SET NULL|SET DEFAULT|CASCADE|RESTRICT|NO ACTION)`).exec(rest)?.[1] ?? 'NO ACTION';
-  const quotedTarget = target.startsWith('"') ? target : `"${target}"`;
-  return `(${unquote(from)}) REFERENCES ${quotedTarget}(${unquote(to)}) ON DELETE ${action('DELETE')} ON UPDATE ${action('UPDATE')}`;
-}
-
-/** Every difference between two shapes, as sentences; empty when they agree. */
-export function compareShapes(expected: SchemaShape, actual: SchemaShape): string[] {
-  const out: string[] = [];
-  for (const [name, values] of expected.enums) {
-    const found = actual.enums.get(name);
-    if (!found) out.push(`enum "${name}" is missing from the database`);
-    else if (found.join(',') !== values.join(',')) out.push(`enum "${name}" has values (${found.join(', ')}), the schema says (${values.join(', ')})`);
-  }
-  for (const name of actual.enums.keys()) {
-    if (!expected.enums.has(name)) out.push(`enum "${name}" is in the database but not in the schema`);
-  }
-  for (const [table, want] of expected.tables) {
-    const have = actual.tables.get(table);
-    if (!have) {
-      out.push(`table "${table}" is missing from the database`);
-      continue;
-    }
-    for (const [column, spec] of want.columns) {
-      const found = have.columns.get(column);
-      if (!found) {
-        out.push(`column "${table}"."${column}" is missing from the database`);
-        continue;
-      }
-      if (found.type !== spec.type) out.push(`column "${table}"."${column}" has type ${found.type}, the schema says ${spec.type}`);
-      if (found.nullable !== spec.nullable) {
-        out.push(`column "${table}"."${column}" is ${found.nullable ? 'nullable' : 'NOT NULL'}, the schema says ${spec.nullable ? 'nullable' : 'NOT NULL'}`);
-      }
-      if (found.default !== spec.default) {
-        out.push(`column "${table}"."${column}" has default ${found.default ?? 'none'}, the schema says ${spec.default ?? 'none'}`);
-      }
-    }
-    for (const column of have.columns.keys()) {
-      if (!want.columns.has(column)) out.push(`column "${table}"."${column}" is in the database but not in the schema`);
-    }
-    const pk = (p: TableShape['primaryKey']) => (p ? `${p.name} (${p.columns.join(', ')})` : 'none');
-    if (pk(want.primaryKey) !== pk(have.primaryKey)) out.push(`table "${table}" has primary key ${pk(have.primaryKey)}, the schema says ${pk(want.primaryKey)}`);
-    compareMaps(out, `index`, table, want.indexes, have.indexes);
-    compareMaps(out, `foreign key`, table, want.foreignKeys, have.foreignKeys);
-  }
-  for (const table of actual.tables.keys()) {
-    if (!expected.tables.has(table)) out.push(`table "${table}" is in the database but not in the schema`);
-  }
-  return out;
-}
-
-function compareMaps(out: string[], what: string, table: string, want: Map<string, string>, have: Map<string, string>) {
-  for (const [name, spec] of want) {
-    const found = have.get(name);
-    if (found === undefined) out.push(`${what} "${name}" on "${table}" is missing from the database (schema: ${spec})`);
-    else if (found !== spec) out.push(`${what} "${name}" on "${table}" is ${found}, the schema says ${spec}`);
-  }
-  for (const [name, found] of have) {
-    if (!want.has(name)) out.push(`${what} "${name}" on "${table}" is in the database but not in the schema (${found})`);
-  }
 }
 
 /** Compares the database behind `sql` with the schema file; returns the differences (none: no drift). */

@@ -12,12 +12,12 @@ import type { PGlite } from '@electric-sql/pglite';
 import { pglitePool } from '../db/pglite-pool';
 import { lineLogger } from '../log';
 import { createBackend } from '../lease/client';
-import { createFencedStore, createLeaseClient, type FencedStore, type LeaseClient } from '../lease';
+import { createFencedStore, createLeaseClient, type FencedStore, type LeaseBackend, type LeaseClient } from '../lease';
 import { setUp } from './digest';
 import { Gate } from './gate';
 import { runDigestServer, SCHEDULER_KEY, SCHEDULER_TTL_MS, SLOW_SERVER, wait } from './server';
 import { DEMO_LEASE_TABLE } from './source';
-import { pgliteSql } from './sql';
+import { pgliteSql, type DigestSql } from './sql';
 
 export { SCHEDULER_KEY };
 
@@ -44,101 +44,123 @@ export type Fleet = {
 
 type Server = { name: string; gate: Gate; stop: AbortController; client: LeaseClient; leader: () => boolean };
 
+const pick = <T,>(items: T[]) => items[Math.floor(Math.random() * items.length)];
+
+/** The fleet while it runs: its servers on the shared backend and fenced store, the faults switch, and the faults done. */
+class FleetRun {
+  readonly stopping = new AbortController();
+  readonly faults: FaultRecord[] = [];
+  readonly servers = new Map<string, Server>();
+
+  constructor(
+    private readonly backend: LeaseBackend,
+    private readonly fenced: FencedStore,
+    private readonly sql: DigestSql,
+    private readonly log: (line: string) => void,
+    public faultsOn: boolean,
+  ) {
+    setMaxListeners(0, this.stopping.signal); // every server's signal follows it
+  }
+
+  record(server: string, kind: FaultRecord['kind'], detail: string) {
+    this.faults.unshift({ at: new Date().toISOString(), server, kind, detail });
+    this.faults.length = Math.min(this.faults.length, 50);
+    this.log(`${server}: ${detail}`);
+  }
+
+  startServer(name: string): Server {
+    const gate = new Gate(name);
+    const stop = new AbortController();
+    const client = createLeaseClient({ backend: gate.wrap(this.backend) });
+    const signal = AbortSignal.any([stop.signal, this.stopping.signal]);
+    const { fenced, sql: db, log } = this;
+    const { leader } = runDigestServer({ name, gate, client, fenced, db, signal, faults: () => this.faultsOn, log });
+    const server = { name, gate, stop, client, leader };
+    this.servers.set(name, server);
+    return server;
+  }
+
+  /** The servers come up one after another, as a fleet does (not 18 in the same millisecond). */
+  async startServers(count: number) {
+    for (let i = 1; i <= count && !this.stopping.signal.aborted; i++) {
+      this.startServer(`server-${String(i).padStart(2, '0')}`);
+      await wait(150, this.stopping.signal);
+    }
+  }
+
+  // ------------------------------------------------------------------ faults
+  pauseLeader() {
+    const leader = [...this.servers.values()].find((s) => s.leader() && !s.gate.paused && !s.gate.crashed);
+    if (!leader) return;
+    const ms = Math.round(SCHEDULER_TTL_MS * 1.5);
+    leader.gate.pause(ms);
+    this.record(leader.name, 'pause', `paused for ${ms / 1000} s (a stop-the-world pause longer than its ${SCHEDULER_TTL_MS / 1000} s lease) while leading the scheduler`);
+  }
+
+  crashOne() {
+    const candidate = pick([...this.servers.values()].filter((s) => !s.leader() && !s.gate.paused && !s.gate.crashed && s.name !== SLOW_SERVER));
+    if (!candidate) return;
+    candidate.gate.crash();
+    candidate.stop.abort();
+    const downMs = 8_000 + Math.round(Math.random() * 6_000);
+    this.record(candidate.name, 'crash', `crashed (nothing released); restarts in ${Math.round(downMs / 1000)} s`);
+    setTimeout(() => {
+      if (this.stopping.signal.aborted) return;
+      this.startServer(candidate.name);
+      this.record(candidate.name, 'restart', 'restarted');
+    }, downMs);
+  }
+
+  async faultLoop() {
+    // The first pause soon after start, so a newcomer sees a failover within the first minute.
+    let nextPause = Date.now() + 20_000;
+    let nextCrash = Date.now() + 35_000;
+    while (!this.stopping.signal.aborted) {
+      await wait(1_000, this.stopping.signal);
+      if (!this.faultsOn) continue;
+      const now = Date.now();
+      if (now >= nextPause) {
+        this.pauseLeader();
+        nextPause = now + 40_000 + Math.random() * 20_000;
+      }
+      if (now >= nextCrash) {
+        this.crashOne();
+        nextCrash = now + 30_000 + Math.random() * 20_000;
+      }
+    }
+  }
+}
+
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const { db } = options;
   const log = options.log ?? lineLogger('demo');
   const serverCount = options.servers ?? 18;
+  // 1. The demo's schema and users, and what every server shares: the lease table and the fenced store.
   const sql = pgliteSql(db);
   await setUp(sql, options.users ?? 3_000);
   const pool = pglitePool(db);
   const backend = createBackend({ backend: 'postgres', pool, table: DEMO_LEASE_TABLE, ensureTable: false });
   const fenced: FencedStore = createFencedStore({ pool, table: 'pixly.digest_fence' });
-  const stopping = new AbortController();
-  setMaxListeners(0, stopping.signal); // every server's signal follows it
-  let faultsOn = options.faults ?? true;
-  const faults: FaultRecord[] = [];
-  const servers = new Map<string, Server>();
-  const record = (server: string, kind: FaultRecord['kind'], detail: string) => {
-    faults.unshift({ at: new Date().toISOString(), server, kind, detail });
-    faults.length = Math.min(faults.length, 50);
-    log(`${server}: ${detail}`);
-  };
-  function startServer(name: string): Server {
-    const gate = new Gate(name);
-    const stop = new AbortController();
-    const client = createLeaseClient({ backend: gate.wrap(backend) });
-    const signal = AbortSignal.any([stop.signal, stopping.signal]);
-    const { leader } = runDigestServer({ name, gate, client, fenced, db: sql, signal, faults: () => faultsOn, log });
-    const server = { name, gate, stop, client, leader };
-    servers.set(name, server);
-    return server;
-  }
-
-  // ------------------------------------------------------------------ faults
-  const pick = <T,>(items: T[]) => items[Math.floor(Math.random() * items.length)];
-  function pauseLeader() {
-    const leader = [...servers.values()].find((s) => s.leader() && !s.gate.paused && !s.gate.crashed);
-    if (!leader) return;
-    const ms = Math.round(SCHEDULER_TTL_MS * 1.5);
-    leader.gate.pause(ms);
-    record(leader.name, 'pause', `paused for ${ms / 1000} s (a stop-the-world pause longer than its ${SCHEDULER_TTL_MS / 1000} s lease) while leading the scheduler`);
-  }
-  function crashOne() {
-    const candidate = pick([...servers.values()].filter((s) => !s.leader() && !s.gate.paused && !s.gate.crashed && s.name !== SLOW_SERVER));
-    if (!candidate) return;
-    candidate.gate.crash();
-    candidate.stop.abort();
-    const downMs = 8_000 + Math.round(Math.random() * 6_000);
-    record(candidate.name, 'crash', `crashed (nothing released); restarts in ${Math.round(downMs / 1000)} s`);
-    setTimeout(() => {
-      if (stopping.signal.aborted) return;
-      startServer(candidate.name);
-      record(candidate.name, 'restart', 'restarted');
-    }, downMs);
-  }
-  async function faultLoop() {
-    // The first pause soon after start, so a newcomer sees a failover within the first minute.
-    let nextPause = Date.now() + 20_000;
-    let nextCrash = Date.now() + 35_000;
-    while (!stopping.signal.aborted) {
-      await wait(1_000, stopping.signal);
-      if (!faultsOn) continue;
-      const now = Date.now();
-      if (now >= nextPause) {
-        pauseLeader();
-        nextPause = now + 40_000 + Math.random() * 20_000;
-      }
-      if (now >= nextCrash) {
-        crashOne();
-        nextCrash = now + 30_000 + Math.random() * 20_000;
-      }
-    }
-  }
-
-  // The servers come up one after another, as a fleet does (not 18 in the same millisecond).
-  void (async () => {
-    for (let i = 1; i <= serverCount && !stopping.signal.aborted; i++) {
-      startServer(`server-${String(i).padStart(2, '0')}`);
-      await wait(150, stopping.signal);
-    }
-  })();
-  void faultLoop();
-  log(`${serverCount} servers started; faults ${faultsOn ? 'on' : 'off'}`);
+  // 2. The servers, and the faults.
+  const run = new FleetRun(backend, fenced, sql, log, options.faults ?? true);
+  void run.startServers(serverCount);
+  void run.faultLoop();
+  log(`${serverCount} servers started; faults ${run.faultsOn ? 'on' : 'off'}`);
 
   return {
     servers: serverCount,
-    faults: () => faultsOn,
+    faults: () => run.faultsOn,
     setFaults(on) {
-      if (on !== faultsOn) log(`faults ${on ? 'on' : 'off'}`);
-      faultsOn = on;
+      if (on !== run.faultsOn) log(`faults ${on ? 'on' : 'off'}`);
+      run.faultsOn = on;
     },
-    recentFaults: () => [...faults],
+    recentFaults: () => [...run.faults],
     serverStates: () =>
-      [...servers.values()]
+      [...run.servers.values()]
         .map((s) => ({ name: s.name, state: s.gate.crashed ? ('crashed' as const) : s.gate.paused ? ('paused' as const) : ('running' as const), leader: s.leader() }))
         .sort((a, b) => a.name.localeCompare(b.name)),
     async stop() {
-      stopping.abort();
+      run.stopping.abort();
       // Let the servers resign and release (a clean shutdown), briefly.
       await wait(300);
       await fenced.close();

@@ -38,90 +38,16 @@ export type DigestServerOptions = {
   onLeading?: (leading: boolean) => void;
 };
 
+/** How a server's loops report an error: a crash or the server's own stop is not one. */
+type OnError = (error: unknown) => void;
+
 /** `done` settles when the server's loops have ended after `signal` aborted (its leases resigned and released). */
 export function runDigestServer(options: DigestServerOptions): { leader: () => boolean; done: Promise<void> } {
-  const { name, gate, client, fenced, db, signal, log } = options;
-  const onError = (error: unknown) => {
+  const { name, client, signal, log } = options;
+  const onError: OnError = (error: unknown) => {
     if (error instanceof ServerCrashed || signal.aborted) return;
     log(`${name}: ${(error as Error)?.message ?? String(error)}`);
   };
-
-  /** The scheduler: enqueue the week, watch it finish, start the next; every write fenced. */
-  async function schedule(leading: AbortSignal, token: bigint) {
-    log(`${name} leads the scheduler with token ${token}`);
-    options.onLeading?.(true);
-    while (!leading.aborted && !signal.aborted) {
-      try {
-        const week = await currentWeek(db);
-        // A pause here is the classic one: the scheduler has read the state and is about to
-        // write, and does not know it has lost its lease while it was stopped.
-        await gate.pass();
-        const phase = !week.enqueued ? 'enqueue' : week.completed ? 'next' : 'watch';
-        const result = await fenced.write('weekly-digest', token, `week ${week.week}: ${phase}`);
-        if (result === 'rejected') {
-          await count(db, week.week, 'stale_writes_rejected');
-          log(`${name}: its write with token ${token} was rejected by the fenced store (a newer scheduler wrote since)`);
-          return;
-        }
-        if (phase === 'enqueue') await enqueueWeek(db, week.week);
-        else if (phase === 'watch') await completeIfDone(db, week.week);
-        else if (week.completedAt && Date.now() - week.completedAt.getTime() > BETWEEN_WEEKS_MS) {
-          await startWeek(db, week.week + 1);
-          log(`week ${week.week} done; week ${week.week + 1} starts`);
-        }
-      } catch (error) {
-        if (error instanceof ServerCrashed) return;
-        onError(error); // and try again next round, while still leading
-      }
-      await wait(1_000, leading);
-    }
-  }
-
-  /** The server's own lease: renewed every 2 s, later and later on the slow server. */
-  async function membership() {
-    let lease: Lease | null = null;
-    while (!signal.aborted) {
-      try {
-        if (!lease) lease = await client.acquire(`fleet/${name}`, { holder: name, ttlMs: MEMBER_TTL_MS });
-        else lease = await client.renew(lease);
-      } catch (error) {
-        if (error instanceof ServerCrashed) return;
-        if (error instanceof LeaseLostError) lease = null;
-        else onError(error);
-      }
-      // The slow renewer drifts from every 2 s to every 5.6 s over a minute (margins from 4 s to 0.4 s), then starts again.
-      const drift = name === SLOW_SERVER && options.faults() ? ((Date.now() / 60_000) % 1) * 3_600 : 0;
-      await wait(MEMBER_RENEW_MS + drift, signal);
-    }
-    if (lease && !gate.crashed) await client.release(lease).catch(() => {});
-  }
-
-  /** A worker: take a few jobs, send each (about a third of a second), acknowledge. */
-  async function work() {
-    while (!signal.aborted) {
-      try {
-        await gate.pass();
-        const jobs = await takeJobs(db, name, JOBS_PER_TAKE, JOB_VISIBILITY_MS);
-        if (jobs.length === 0) {
-          await wait(1_000, signal);
-          continue;
-        }
-        for (const job of jobs) {
-          await wait(250 + Math.random() * 150, signal);
-          if (signal.aborted) return;
-          await gate.pass();
-          await send(db, name, job, !(options.faults() && Math.random() < LOST_ACK_RATE));
-        }
-      } catch (error) {
-        // A crash ends the worker; anything else is logged and the worker goes on, as a real
-        // one would (its jobs are taken again by someone after the visibility timeout).
-        if (error instanceof ServerCrashed) return;
-        onError(error);
-        await wait(1_000, signal);
-      }
-    }
-  }
-
   const elector = createLeaderElector({
     client,
     key: SCHEDULER_KEY,
@@ -129,10 +55,89 @@ export function runDigestServer(options: DigestServerOptions): { leader: () => b
     ttlMs: SCHEDULER_TTL_MS,
     renewEveryMs: 1_500,
     renewDeadlineMs: 4_000,
-    onStartedLeading: (leading, token) => schedule(leading, token),
+    onStartedLeading: (leading, token) => schedule(options, onError, leading, token),
     onStoppedLeading: () => options.onLeading?.(false),
     onError,
   });
-  const loops = [elector.run(signal), membership(), work()].map((loop) => loop.catch(onError));
+  const loops = [elector.run(signal), membership(options, onError), work(options, onError)].map((loop) => loop.catch(onError));
   return { leader: () => elector.isLeader(), done: Promise.all(loops).then(() => undefined) };
+}
+
+/** The scheduler: enqueue the week, watch it finish, start the next; every write fenced. */
+async function schedule(options: DigestServerOptions, onError: OnError, leading: AbortSignal, token: bigint) {
+  const { name, gate, fenced, db, signal, log } = options;
+  log(`${name} leads the scheduler with token ${token}`);
+  options.onLeading?.(true);
+  while (!leading.aborted && !signal.aborted) {
+    try {
+      const week = await currentWeek(db);
+      // A pause here is the classic one: the scheduler has read the state and is about to
+      // write, and does not know it has lost its lease while it was stopped.
+      await gate.pass();
+      const phase = !week.enqueued ? 'enqueue' : week.completed ? 'next' : 'watch';
+      const result = await fenced.write('weekly-digest', token, `week ${week.week}: ${phase}`);
+      if (result === 'rejected') {
+        await count(db, week.week, 'stale_writes_rejected');
+        log(`${name}: its write with token ${token} was rejected by the fenced store (a newer scheduler wrote since)`);
+        return;
+      }
+      if (phase === 'enqueue') await enqueueWeek(db, week.week);
+      else if (phase === 'watch') await completeIfDone(db, week.week);
+      else if (week.completedAt && Date.now() - week.completedAt.getTime() > BETWEEN_WEEKS_MS) {
+        await startWeek(db, week.week + 1);
+        log(`week ${week.week} done; week ${week.week + 1} starts`);
+      }
+    } catch (error) {
+      if (error instanceof ServerCrashed) return;
+      onError(error); // and try again next round, while still leading
+    }
+    await wait(1_000, leading);
+  }
+}
+
+/** The server's own lease: renewed every 2 s, later and later on the slow server. */
+async function membership(options: DigestServerOptions, onError: OnError) {
+  const { name, gate, client, signal } = options;
+  let lease: Lease | null = null;
+  while (!signal.aborted) {
+    try {
+      if (!lease) lease = await client.acquire(`fleet/${name}`, { holder: name, ttlMs: MEMBER_TTL_MS });
+      else lease = await client.renew(lease);
+    } catch (error) {
+      if (error instanceof ServerCrashed) return;
+      if (error instanceof LeaseLostError) lease = null;
+      else onError(error);
+    }
+    // The slow renewer drifts from every 2 s to every 5.6 s over a minute (margins from 4 s to 0.4 s), then starts again.
+    const drift = name === SLOW_SERVER && options.faults() ? ((Date.now() / 60_000) % 1) * 3_600 : 0;
+    await wait(MEMBER_RENEW_MS + drift, signal);
+  }
+  if (lease && !gate.crashed) await client.release(lease).catch(() => {});
+}
+
+/** A worker: take a few jobs, send each (about a third of a second), acknowledge. */
+async function work(options: DigestServerOptions, onError: OnError) {
+  const { name, gate, db, signal } = options;
+  while (!signal.aborted) {
+    try {
+      await gate.pass();
+      const jobs = await takeJobs(db, name, JOBS_PER_TAKE, JOB_VISIBILITY_MS);
+      if (jobs.length === 0) {
+        await wait(1_000, signal);
+        continue;
+      }
+      for (const job of jobs) {
+        await wait(250 + Math.random() * 150, signal);
+        if (signal.aborted) return;
+        await gate.pass();
+        await send(db, name, job, !(options.faults() && Math.random() < LOST_ACK_RATE));
+      }
+    } catch (error) {
+      // A crash ends the worker; anything else is logged and the worker goes on, as a real
+      // one would (its jobs are taken again by someone after the visibility timeout).
+      if (error instanceof ServerCrashed) return;
+      onError(error);
+      await wait(1_000, signal);
+    }
+  }
 }

@@ -35,86 +35,40 @@ export type StackServerOptions = {
 
 export type StackServer = { stop(): Promise<void> };
 
+/** What the roles of one server share: its options, its life, and what stop() waits for and closes. */
+type StackRun = {
+  options: StackServerOptions;
+  signal: AbortSignal;
+  /** What runs until the server stops: awaited before the connections close, so that leases are resigned and released first. */
+  running: Promise<unknown>[];
+  closers: (() => Promise<unknown>)[];
+  onError: (error: unknown) => void;
+};
+
 export function runStackServer(options: StackServerOptions): StackServer {
-  const { name, log } = options;
+  const { log } = options;
   const stopping = new AbortController();
   const signal = stopping.signal;
-  const closers: (() => Promise<unknown>)[] = [];
-  /** What runs until the server stops: awaited before the connections close, so that leases are resigned and released first. */
-  const running: Promise<unknown>[] = [];
-  const onError = (error: unknown) => {
-    if (!signal.aborted) log(`${(error as Error)?.message ?? String(error)}`);
+  const run: StackRun = {
+    options,
+    signal,
+    running: [],
+    closers: [],
+    onError: (error: unknown) => {
+      if (!signal.aborted) log(`${(error as Error)?.message ?? String(error)}`);
+    },
   };
 
-  /** A leader elected on `key` that holds its role until it loses it or the server stops. */
-  function elect(role: StackBackend, client: LeaseClient, key: string) {
-    const elector = createLeaderElector({
-      client,
-      key,
-      holder: name,
-      ttlMs: 6_000,
-      renewEveryMs: 1_500,
-      renewDeadlineMs: 4_000,
-      onStartedLeading: async (leading, token) => {
-        log(`leads ${key} (${role}) with token ${token}`);
-        options.onLeading(role, true);
-        await wait(2 ** 31 - 1, AbortSignal.any([leading, signal]));
-      },
-      onStoppedLeading: () => options.onLeading(role, false),
-      onError,
-    });
-    running.push(elector.run(signal).catch(onError));
-  }
-
-  if (options.backends.includes('postgres')) {
-    // Two connections each: 18 servers take 36, the most the demo starts (40) take 80, which with
-    // the console's own (about 13: store, writer, the source) stays inside PostgreSQL's default
-    // of 100 (97 for ordinary roles). The lease renewals share them with the digest's work.
-    const pool = new pg.Pool({ connectionString: options.pgUrl, max: 2, application_name: `pixly ${name}` });
-    pool.on('error', onError); // a connection the server dropped: the pool opens another
-    const db = poolSql(pool);
-    const client = createLeaseClient({ backend: 'postgres', pool, table: 'pixly.leases', ensureTable: false });
-    const fenced = createFencedStore({ pool, table: 'pixly.digest_fence' });
-    const digest = runDigestServer({
-      name,
-      gate: new Gate(name), // never closed: the pauses and crashes here are real signals
-      client,
-      fenced,
-      db,
-      signal,
-      faults: () => options.faults,
-      log,
-      onLeading: (leading) => options.onLeading('postgres', leading),
-    });
-    running.push(digest.done, cleanupCron(db).catch(onError));
-    closers.push(() => fenced.close(), () => client.close(), () => pool.end());
-  }
+  if (options.backends.includes('postgres')) runDigestRoles(run);
   if (options.backends.includes('redis')) {
     const client = createLeaseClient({ backend: 'redis', urls: [options.redisUrl] });
-    elect('redis', client, REDIS_LOCK_KEY);
-    closers.push(() => client.close());
+    elect(run, 'redis', client, REDIS_LOCK_KEY);
+    run.closers.push(() => client.close());
   }
   if (options.backends.includes('etcd')) {
     const client = createLeaseClient({ backend: 'etcd', endpoints: options.etcdEndpoints });
-    elect('etcd', client, ETCD_ELECTION);
-    closers.push(() => client.close());
-  }
-
-  /** The digest's cleanup, on every server's cron every 4-6 s; ShedLock lets one run it. */
-  async function cleanupCron(db: ReturnType<typeof poolSql>) {
-    while (!signal.aborted) {
-      await wait(4_000 + Math.random() * 2_000, signal);
-      if (signal.aborted) return;
-      try {
-        if (!(await tryLock(db, SHEDLOCK_JOB, name, 10_000))) continue;
-        // The cleanup itself: the fenced store's log of accepted writes, older than an hour.
-        await db.query("DELETE FROM pixly.digest_fence_log WHERE at < now() - interval '1 hour'").catch(() => {});
-        await wait(1_000 + Math.random() * 1_000, signal);
-        await unlock(db, SHEDLOCK_JOB, name, 3_000);
-      } catch (error) {
-        onError(error);
-      }
-    }
+    elect(run, 'etcd', client, ETCD_ELECTION);
+    run.closers.push(() => client.close());
   }
 
   return {
@@ -122,8 +76,76 @@ export function runStackServer(options: StackServerOptions): StackServer {
       stopping.abort();
       // The electors resign and the leases are released (a leader's work may take up to its
       // renew deadline to notice); a server that cannot finish in 6 s is closed anyway.
-      await Promise.race([Promise.allSettled(running), wait(6_000)]);
-      await Promise.allSettled(closers.map((close) => close()));
+      await Promise.race([Promise.allSettled(run.running), wait(6_000)]);
+      await Promise.allSettled(run.closers.map((close) => close()));
     },
   };
+}
+
+/** A leader elected on `key` that holds its role until it loses it or the server stops. */
+function elect(run: StackRun, role: StackBackend, client: LeaseClient, key: string) {
+  const { options, signal, onError } = run;
+  const { name, log } = options;
+  const elector = createLeaderElector({
+    client,
+    key,
+    holder: name,
+    ttlMs: 6_000,
+    renewEveryMs: 1_500,
+    renewDeadlineMs: 4_000,
+    onStartedLeading: async (leading, token) => {
+      log(`leads ${key} (${role}) with token ${token}`);
+      options.onLeading(role, true);
+      await wait(2 ** 31 - 1, AbortSignal.any([leading, signal]));
+    },
+    onStoppedLeading: () => options.onLeading(role, false),
+    onError,
+  });
+  run.running.push(elector.run(signal).catch(onError));
+}
+
+/** The postgres roles: the weekly digest (scheduler, workers, membership) and its cleanup cron. */
+function runDigestRoles(run: StackRun) {
+  const { options, signal, onError } = run;
+  const { name, log } = options;
+  // Two connections each: 18 servers take 36, the most the demo starts (40) take 80, which with
+  // the console's own (about 13: store, writer, the source) stays inside PostgreSQL's default
+  // of 100 (97 for ordinary roles). The lease renewals share them with the digest's work.
+  const pool = new pg.Pool({ connectionString: options.pgUrl, max: 2, application_name: `pixly ${name}` });
+  pool.on('error', onError); // a connection the server dropped: the pool opens another
+  const db = poolSql(pool);
+  const client = createLeaseClient({ backend: 'postgres', pool, table: 'pixly.leases', ensureTable: false });
+  const fenced = createFencedStore({ pool, table: 'pixly.digest_fence' });
+  const digest = runDigestServer({
+    name,
+    gate: new Gate(name), // never closed: the pauses and crashes here are real signals
+    client,
+    fenced,
+    db,
+    signal,
+    faults: () => options.faults,
+    log,
+    onLeading: (leading) => options.onLeading('postgres', leading),
+  });
+  run.running.push(digest.done, cleanupCron(run, db).catch(onError));
+  run.closers.push(() => fenced.close(), () => client.close(), () => pool.end());
+}
+
+/** The digest's cleanup, on every server's cron every 4-6 s; ShedLock lets one run it. */
+async function cleanupCron(run: StackRun, db: ReturnType<typeof poolSql>) {
+  const { signal, onError } = run;
+  const { name } = run.options;
+  while (!signal.aborted) {
+    await wait(4_000 + Math.random() * 2_000, signal);
+    if (signal.aborted) return;
+    try {
+      if (!(await tryLock(db, SHEDLOCK_JOB, name, 10_000))) continue;
+      // The cleanup itself: the fenced store's log of accepted writes, older than an hour.
+      await db.query("DELETE FROM pixly.digest_fence_log WHERE at < now() - interval '1 hour'").catch(() => {});
+      await wait(1_000 + Math.random() * 1_000, signal);
+      await unlock(db, SHEDLOCK_JOB, name, 3_000);
+    } catch (error) {
+      onError(error);
+    }
+  }
 }

@@ -7,6 +7,9 @@
 // follows it at the new grant's estimated start, and their order is the one that happened.
 import type { EventType, LeaseEventView, LeaseView } from './types';
 
+// The token sequence, in a file of its own; exported from here as well.
+export { tokenPoints, tokenSummary, type TokenPoint, type TokenPointKind } from './token-sequence';
+
 export type TimelineEvent = Pick<LeaseEventView, 'type' | 'at' | 'holder' | 'previousHolder' | 'token' | 'previousToken' | 'gapMs' | 'detail'>;
 export type TimelineLease = Pick<LeaseView, 'state' | 'holder' | 'token' | 'acquiredAt' | 'observedAt' | 'stale'>;
 
@@ -49,6 +52,147 @@ function gapTimes(event: TimelineEvent, at: number): { lastSeen: number; seenAga
   return { lastSeen: Math.min(parse(detail.lastSeenAt) ?? seenAgain, seenAgain), seenAgain };
 }
 
+/** The timeline of holderTimeline as it is drawn, one event after another. */
+class TimelineWalk {
+  readonly segments: HolderSegment[] = [];
+  readonly unobserved: TimelineGap[] = [];
+  readonly failovers: TimelineFailover[] = [];
+  open: HolderSegment | null = null;
+  /** The last segment that ended, for pairing an end with the next acquisition. */
+  ended: HolderSegment | null = null;
+  cursor: number; // time never runs backwards along the timeline
+
+  constructor(
+    readonly start: number,
+    readonly end: number,
+  ) {
+    this.cursor = start;
+  }
+
+  clip(t: number): number {
+    return Math.min(this.end, Math.max(this.start, t));
+  }
+
+  /** Step 1: the holder at `start`, from the first relevant event, or else from the current lease. */
+  holderAtStart(first: TimelineEvent | undefined, lease: TimelineLease | null) {
+    const { start } = this;
+    if (first) {
+      const before = first.type === 'observation_gap' ? (((first.detail ?? {}) as { before?: { holder?: string | null; token?: string | null } }).before ?? null) : null;
+      const holder = first.type === 'acquired' ? null : (before?.holder ?? first.previousHolder);
+      const token = before ? (before.token ?? first.previousToken) : first.previousToken;
+      if (holder) this.open = { holder, token, from: start, to: start, startsBeforeRange: true, endedBy: null };
+    } else if (lease?.state === 'held' && lease.holder) {
+      const acquired = lease.acquiredAt ? Date.parse(lease.acquiredAt) : Number.NaN;
+      const from = Number.isNaN(acquired) ? start : this.clip(acquired);
+      this.open = { holder: lease.holder, token: lease.token, from, to: from, startsBeforeRange: from === start, endedBy: null };
+    }
+  }
+
+  close(at: number, endedBy: SegmentEnd) {
+    const open = this.open;
+    if (!open) return;
+    open.to = Math.max(open.from, at);
+    open.endedBy = endedBy;
+    this.segments.push(open);
+    this.ended = open;
+    this.open = null;
+  }
+
+  begin(holder: string, token: string | null, at: number, cause: SegmentEnd | null, gapMs: number | null) {
+    const previous = this.open ?? this.ended;
+    if (this.open) this.close(at, 'replaced');
+    if (previous && previous.holder !== holder) {
+      this.failovers.push({ at, from: previous.holder, to: holder, cause: cause ?? previous.endedBy ?? 'replaced', gapMs });
+    }
+    this.open = { holder, token, from: at, to: at, startsBeforeRange: false, endedBy: null };
+    this.ended = null;
+  }
+
+  /** Step 2: one event closes the open segment and/or opens the next one. */
+  event(event: TimelineEvent) {
+    const raw = Date.parse(event.at);
+    if (Number.isNaN(raw)) return;
+    const at = this.clip(Math.max(this.cursor, raw));
+    this.cursor = at;
+    if (event.type === 'acquired') this.acquired(event, at);
+    else if (event.type === 'taken_over') this.takenOver(event, at);
+    else if (ENDS.has(event.type)) this.close(at, event.type as SegmentEnd);
+    else if (event.type === 'observation_gap') this.observationGap(event, at);
+  }
+
+  private acquired(event: TimelineEvent, at: number) {
+    if (!event.holder) return;
+    // Paired with how the previous grant ended; the collector measured the gap.
+    const last = this.ended;
+    if (!this.open && !last && this.segments.length === 0 && (event.detail as { firstSeen?: unknown } | null)?.firstSeen === true && at > this.start) {
+      // Leasehold started watching here: before it, nothing is known (not "free").
+      this.unobserved.push({ from: this.start, to: at, kind: 'unobserved' });
+    }
+    const gapMs = event.gapMs ?? (last ? Math.max(0, at - last.to) : null);
+    this.begin(event.holder, event.token, at, last?.endedBy ?? null, gapMs);
+  }
+
+  private takenOver(event: TimelineEvent, at: number) {
+    if (!event.holder) return;
+    if (!this.open && !this.ended && event.previousHolder) {
+      // The previous holder's grant is older than anything the range shows.
+      this.open = { holder: event.previousHolder, token: event.previousToken, from: this.start, to: this.start, startsBeforeRange: true, endedBy: null };
+    }
+    if (this.open) this.close(at, 'taken_over');
+    this.begin(event.holder, event.token, at, 'taken_over', 0);
+  }
+
+  private observationGap(event: TimelineEvent, at: number) {
+    const { lastSeen, seenAgain } = gapTimes(event, at);
+    const from = this.clip(Math.max(lastSeen, this.open?.from ?? this.start));
+    const to = Math.max(from, at);
+    const previous = this.open ?? this.ended;
+    this.close(from, 'observation_gap');
+    if (to > from) this.unobserved.push({ from, to, kind: 'unobserved' });
+    this.cursor = Math.max(this.cursor, this.clip(seenAgain));
+    if (event.holder) {
+      if (previous && previous.holder !== event.holder) this.failovers.push({ at: to, from: previous.holder, to: event.holder, cause: 'observation_gap', gapMs: null });
+      this.open = { holder: event.holder, token: event.token, from: to, to, startsBeforeRange: false, endedBy: null };
+      this.ended = null;
+    }
+  }
+
+  /** Step 3: the current lease, which may be ahead of the events. */
+  currentLease(lease: TimelineLease) {
+    const { cursor, end } = this;
+    const observed = this.clip(Date.parse(lease.observedAt) || end);
+    if (lease.state === 'held' && lease.holder) {
+      const open = this.open;
+      if (!open || open.holder !== lease.holder || open.token !== lease.token) {
+        const acquired = lease.acquiredAt ? Date.parse(lease.acquiredAt) : Number.NaN;
+        const at = this.clip(Math.max(cursor, Number.isNaN(acquired) ? cursor : acquired));
+        const last = this.ended;
+        this.begin(lease.holder, lease.token, at, last?.endedBy ?? null, last ? Math.max(0, at - last.to) : null);
+      }
+    } else if (this.open && !lease.stale) {
+      // The events have not caught up with the end of this grant yet.
+      this.close(Math.max(cursor, observed), lease.state === 'expired' ? 'expired' : 'released');
+    }
+    // Step 4: a stale lease is known only until its last read.
+    if (lease.stale && observed < end) {
+      if (this.open) {
+        this.open.to = Math.max(this.open.from, observed);
+        this.segments.push(this.open);
+        this.open = null;
+      }
+      this.unobserved.push({ from: observed, to: end, kind: 'unobserved' });
+    }
+  }
+
+  /** A segment still open is held to the end of the range. */
+  finish() {
+    if (this.open) {
+      this.open.to = this.end;
+      this.segments.push(this.open);
+    }
+  }
+}
+
 /**
  * Segments of holding, the gaps between them and the failovers, within [start, end].
  *
@@ -61,120 +205,23 @@ function gapTimes(event: TimelineEvent, at: number): { lastSeen: number; seenAga
  * 5. Whatever no segment or unobserved stretch covers is free.
  */
 export function holderTimeline(events: readonly TimelineEvent[], lease: TimelineLease | null, start: number, end: number): HolderTimeline {
-  const clip = (t: number) => Math.min(end, Math.max(start, t));
-  const segments: HolderSegment[] = [];
-  const unobserved: TimelineGap[] = [];
-  const failovers: TimelineFailover[] = [];
-  // (Assigned in closures below: declared so that TypeScript does not narrow them to null.)
-  let open = null as HolderSegment | null;
-  /** The last segment that ended, for pairing an end with the next acquisition. */
-  let ended = null as HolderSegment | null;
-  let cursor = start; // time never runs backwards along the timeline
+  const walk = new TimelineWalk(start, end);
   const relevant = events.filter((e) => e.type !== 'renewed' && e.type !== 'source_down' && e.type !== 'source_up' && e.type !== 'token_regression');
-
   // Step 1: who held it when the range began.
-  const first = relevant[0];
-  if (first) {
-    const before = first.type === 'observation_gap' ? (((first.detail ?? {}) as { before?: { holder?: string | null; token?: string | null } }).before ?? null) : null;
-    const holder = first.type === 'acquired' ? null : (before?.holder ?? first.previousHolder);
-    const token = before ? (before.token ?? first.previousToken) : first.previousToken;
-    if (holder) open = { holder, token, from: start, to: start, startsBeforeRange: true, endedBy: null };
-  } else if (lease?.state === 'held' && lease.holder) {
-    const acquired = lease.acquiredAt ? Date.parse(lease.acquiredAt) : Number.NaN;
-    const from = Number.isNaN(acquired) ? start : clip(acquired);
-    open = { holder: lease.holder, token: lease.token, from, to: from, startsBeforeRange: from === start, endedBy: null };
-  }
-
-  const close = (at: number, endedBy: SegmentEnd) => {
-    if (!open) return;
-    open.to = Math.max(open.from, at);
-    open.endedBy = endedBy;
-    segments.push(open);
-    ended = open;
-    open = null;
-  };
-  const begin = (holder: string, token: string | null, at: number, cause: SegmentEnd | null, gapMs: number | null) => {
-    const previous = open ?? ended;
-    if (open) close(at, 'replaced');
-    if (previous && previous.holder !== holder) {
-      failovers.push({ at, from: previous.holder, to: holder, cause: cause ?? previous.endedBy ?? 'replaced', gapMs });
-    }
-    open = { holder, token, from: at, to: at, startsBeforeRange: false, endedBy: null };
-    ended = null;
-  };
-
+  walk.holderAtStart(relevant[0], lease);
   // Step 2: walk the events.
-  for (const event of relevant) {
-    const raw = Date.parse(event.at);
-    if (Number.isNaN(raw)) continue;
-    const at = clip(Math.max(cursor, raw));
-    cursor = at;
-    if (event.type === 'acquired') {
-      if (!event.holder) continue;
-      // Paired with how the previous grant ended; the collector measured the gap.
-      const last = ended;
-      if (!open && !last && segments.length === 0 && (event.detail as { firstSeen?: unknown } | null)?.firstSeen === true && at > start) {
-        // Leasehold started watching here: before it, nothing is known (not "free").
-        unobserved.push({ from: start, to: at, kind: 'unobserved' });
-      }
-      const gapMs = event.gapMs ?? (last ? Math.max(0, at - last.to) : null);
-      begin(event.holder, event.token, at, last?.endedBy ?? null, gapMs);
-    } else if (event.type === 'taken_over') {
-      if (!event.holder) continue;
-      if (!open && !ended && event.previousHolder) {
-        // The previous holder's grant is older than anything the range shows.
-        open = { holder: event.previousHolder, token: event.previousToken, from: start, to: start, startsBeforeRange: true, endedBy: null };
-      }
-      if (open) close(at, 'taken_over');
-      begin(event.holder, event.token, at, 'taken_over', 0);
-    } else if (ENDS.has(event.type)) {
-      close(at, event.type as SegmentEnd);
-    } else if (event.type === 'observation_gap') {
-      const { lastSeen, seenAgain } = gapTimes(event, at);
-      const from = clip(Math.max(lastSeen, open?.from ?? start));
-      const to = Math.max(from, at);
-      const previous = open ?? ended;
-      close(from, 'observation_gap');
-      if (to > from) unobserved.push({ from, to, kind: 'unobserved' });
-      cursor = Math.max(cursor, clip(seenAgain));
-      if (event.holder) {
-        if (previous && previous.holder !== event.holder) failovers.push({ at: to, from: previous.holder, to: event.holder, cause: 'observation_gap', gapMs: null });
-        open = { holder: event.holder, token: event.token, from: to, to, startsBeforeRange: false, endedBy: null };
-        ended = null;
-      }
-    }
-  }
-
-  // Step 3: the current lease, which may be ahead of the events.
-  if (lease) {
-    const observed = clip(Date.parse(lease.observedAt) || end);
-    if (lease.state === 'held' && lease.holder) {
-      if (!open || open.holder !== lease.holder || open.token !== lease.token) {
-        const acquired = lease.acquiredAt ? Date.parse(lease.acquiredAt) : Number.NaN;
-        const at = clip(Math.max(cursor, Number.isNaN(acquired) ? cursor : acquired));
-        const last = ended;
-        begin(lease.holder, lease.token, at, last?.endedBy ?? null, last ? Math.max(0, at - last.to) : null);
-      }
-    } else if (open && !lease.stale) {
-      // The events have not caught up with the end of this grant yet.
-      close(Math.max(cursor, observed), lease.state === 'expired' ? 'expired' : 'released');
-    }
-    // Step 4: a stale lease is known only until its last read.
-    if (lease.stale && observed < end) {
-      if (open) {
-        open.to = Math.max(open.from, observed);
-        segments.push(open);
-        open = null;
-      }
-      unobserved.push({ from: observed, to: end, kind: 'unobserved' });
-    }
-  }
-  if (open) {
-    open.to = end;
-    segments.push(open);
-  }
-
+  for (const event of relevant) walk.event(event);
+  // Steps 3 and 4: the current lease, which may be ahead of the events, or stale.
+  if (lease) walk.currentLease(lease);
+  walk.finish();
   // Step 5: free time is what neither a holder nor an unobserved stretch covers.
+  const { segments, unobserved, failovers } = walk;
+  const gaps = withFreeGaps(segments, unobserved, start, end);
+  return { start, end, segments: segments.filter((s) => s.to > s.from || s.endedBy === null), gaps, failovers };
+}
+
+/** The unobserved stretches and the free time between everything covered, in order of time (step 5). */
+function withFreeGaps(segments: readonly HolderSegment[], unobserved: readonly TimelineGap[], start: number, end: number): TimelineGap[] {
   const covered = [...segments.map((s) => ({ from: s.from, to: s.to })), ...unobserved].filter((c) => c.to > c.from).sort((a, b) => a.from - b.from);
   const gaps: TimelineGap[] = [...unobserved];
   let at = start;
@@ -184,8 +231,7 @@ export function holderTimeline(events: readonly TimelineEvent[], lease: Timeline
   }
   if (at < end) gaps.push({ from: at, to: end, kind: 'free' });
   gaps.sort((a, b) => a.from - b.from);
-
-  return { start, end, segments: segments.filter((s) => s.to > s.from || s.endedBy === null), gaps, failovers };
+  return gaps;
 }
 
 /** One sentence for screen readers and the chart caption: "3 holders, 2 failovers, longest time without a holder 4.2 s". */
@@ -206,83 +252,3 @@ export function timelineSummary(timeline: HolderTimeline): string {
 }
 
 const seconds = (ms: number) => (ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`);
-
-// ------------------------------------------------------------------ token sequence
-
-export type TokenPointKind = 'grant' | 'forced' | 'regression';
-
-export type TokenPoint = {
-  at: number;
-  /** The exact token, as the API gave it. */
-  token: string;
-  /** For plotting only: above 2^53 neighbouring tokens may share a value. */
-  value: number;
-  kind: TokenPointKind;
-  type: EventType;
-  holder: string | null;
-  previousToken: string | null;
-};
-
-const GRANTS: ReadonlySet<EventType> = new Set(['acquired', 'taken_over']);
-const FORCED: ReadonlySet<EventType> = new Set(['force_expired', 'force_released']);
-const DECIMAL = /^-?\d+$/;
-
-/**
- * The fencing tokens the events show, oldest first: every grant's token, every forced bump
- * (the token a force-expire raised the counter to; the one it ended, when it reports none),
- * and every regression the collector flagged. A grant whose token is lower than one seen
- * before it is also a regression, compared exactly (tokens may exceed 2^53).
- */
-export function tokenPoints(events: readonly TimelineEvent[]): TokenPoint[] {
-  const points: TokenPoint[] = [];
-  let highest: bigint | null = null;
-  for (const event of events) {
-    const at = Date.parse(event.at);
-    if (Number.isNaN(at)) continue;
-    let kind: TokenPointKind;
-    let token: string | null;
-    if (GRANTS.has(event.type)) {
-      kind = 'grant';
-      token = event.token;
-    } else if (FORCED.has(event.type)) {
-      kind = 'forced';
-      token = event.token ?? event.previousToken;
-    } else if (event.type === 'token_regression') {
-      kind = 'regression';
-      token = event.token;
-    } else continue;
-    if (token === null || !DECIMAL.test(token)) continue;
-    const exact = BigInt(token);
-    if (kind === 'grant' && highest !== null && exact < highest) kind = 'regression';
-    if (kind !== 'regression' && (highest === null || exact > highest)) highest = exact;
-    // The collector reports a regression as its own event beside the grant: one point, in red.
-    const twin = points.at(-1);
-    if (twin && twin.token === token && twin.holder === event.holder && (twin.kind === 'regression' || kind === 'regression') && Math.abs(twin.at - at) < 60_000) {
-      twin.kind = 'regression';
-      continue;
-    }
-    points.push({ at, token, value: Number(token), kind, type: event.type, holder: event.holder, previousToken: event.previousToken });
-  }
-  return points;
-}
-
-/** "12 grants, tokens 1 → 57, no regression" (exact tokens, compared as integers). */
-export function tokenSummary(points: readonly TokenPoint[]): string {
-  if (points.length === 0) return 'no grants with a fencing token in this range';
-  // A regression is a grant too (one that should not have happened): counted in both.
-  const grants = points.filter((p) => p.kind !== 'forced').length;
-  const forced = points.filter((p) => p.kind === 'forced').length;
-  const regressions = points.filter((p) => p.kind === 'regression').length;
-  let low = BigInt(points[0]!.token);
-  let high = low;
-  for (const p of points) {
-    const t = BigInt(p.token);
-    if (t < low) low = t;
-    if (t > high) high = t;
-  }
-  const parts = [grants === 1 ? '1 grant' : `${grants} grants`];
-  if (forced > 0) parts.push(forced === 1 ? '1 forced bump' : `${forced} forced bumps`);
-  parts.push(low === high ? `token ${low}` : `tokens ${low} → ${high}`);
-  parts.push(regressions === 0 ? 'no regression' : regressions === 1 ? '1 regression' : `${regressions} regressions`);
-  return parts.join(', ');
-}

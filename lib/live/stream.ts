@@ -124,115 +124,134 @@ export class StreamClientTooSlow extends Error {
   override name = 'AbortError';
 }
 
+/** What waits to be handed over: live bytes, or a replayed message rendered only when taken (undefined once taken). */
+type Pending = Uint8Array | { message: BusMessage; seq: number } | undefined;
+
+/** One client's stream: its queue, what waits for it, and its end (bounded as described at the top of this file). */
+class LiveStream {
+  readonly bufferBytes: number;
+  private readonly maxBufferBytes: number;
+  private readonly stallMs: number;
+  private readonly epoch = position().split('.')[0]!;
+  private controller!: ReadableStreamDefaultController<Uint8Array>;
+  private open = true;
+  private unsubscribe = () => {};
+  private heartbeat: ReturnType<typeof setInterval> | undefined;
+  // Messages to hand over as the client takes them: the replay, rendered only then, and live
+  // ones that come while a replay is still being handed over (counted: the client lags by them).
+  private pending: Pending[] = [];
+  private head = 0;
+  private pendingLiveBytes = 0;
+  // Since when the queue has been full (at or over its highWaterMark) without the client taking any of it.
+  private fullSince: number | null = null;
+
+  constructor(private readonly options: LiveStreamOptions) {
+    this.bufferBytes = options.bufferBytes ?? STREAM_BUFFER_BYTES;
+    this.maxBufferBytes = options.maxBufferBytes ?? STREAM_MAX_BUFFER_BYTES;
+    this.stallMs = options.stallMs ?? STREAM_STALL_MS;
+  }
+
+  start(controller: ReadableStreamDefaultController<Uint8Array>) {
+    const { options, epoch } = this;
+    this.controller = controller;
+    const afterSeq = seqOf(options.after);
+    // Hello first, then the replayed messages (when resuming), then live ones. Subscribing
+    // replays synchronously: nothing is published in between.
+    let live = false;
+    const subscription = subscribe((message, seq) => {
+      if (!options.wanted(message)) return;
+      if (live) this.send(render(epoch, message, seq));
+      else this.pending.push({ message, seq });
+    }, afterSeq);
+    this.unsubscribe = subscription.unsubscribe;
+    const hello = subscription.resumed ? `${epoch}.${afterSeq}` : position();
+    // gap: asked to resume and could not; what the client shows may miss changes.
+    const gap = options.after !== null && !subscription.resumed;
+    controller.enqueue(encoder.encode(`retry: 2000\nid: ${hello}\nevent: hello\ndata: ${JSON.stringify({ position: hello, gap })}\n\n`));
+    live = true;
+    this.heartbeat = setInterval(() => this.send(KEEPALIVE), options.heartbeatMs ?? STREAM_HEARTBEAT_MS);
+    if (options.signal?.aborted) this.end(false);
+    else options.signal?.addEventListener('abort', () => this.end(false), { once: true });
+  }
+
+  end(dropped: boolean) {
+    if (!this.open) return;
+    this.open = false;
+    clearInterval(this.heartbeat);
+    this.unsubscribe();
+    this.pending = [];
+    this.options.onEnd?.();
+    if (dropped) {
+      metrics.inc('leasehold_stream_dropped_total', {});
+      this.controller.error(new StreamClientTooSlow('the client did not read the stream'));
+      return;
+    }
+    try {
+      this.controller.close();
+    } catch {
+      // already closed by the client going away
+    }
+  }
+
+  // A live message or a keepalive: queued, unless the client has stopped reading.
+  private send(bytes: Uint8Array) {
+    if (!this.open) return;
+    if (this.head < this.pending.length) {
+      this.pending.push(bytes);
+      this.pendingLiveBytes += bytes.byteLength;
+      if (this.pendingLiveBytes > this.bufferBytes) this.end(true);
+      return;
+    }
+    const room = this.controller.desiredSize ?? 0;
+    if (room <= 0) {
+      const now = Date.now();
+      this.fullSince ??= now;
+      if (now - this.fullSince >= this.stallMs || this.bufferBytes - room + bytes.byteLength > this.maxBufferBytes) {
+        this.end(true);
+        return;
+      }
+    } else this.fullSince = null;
+    this.controller.enqueue(bytes);
+  }
+
+  // The client took something: hand over what waits, as far as it fits.
+  fill() {
+    const { controller } = this;
+    while (this.open && this.head < this.pending.length && (controller.desiredSize ?? 0) > 0) {
+      const item = this.pending[this.head]!;
+      this.pending[this.head++] = undefined;
+      if (item instanceof Uint8Array) {
+        this.pendingLiveBytes -= item.byteLength;
+        controller.enqueue(item);
+      } else controller.enqueue(render(this.epoch, item.message, item.seq));
+    }
+    if (this.head >= this.pending.length) {
+      this.pending = [];
+      this.head = 0;
+    }
+    if ((controller.desiredSize ?? 0) > 0) this.fullSince = null;
+  }
+}
+
 /**
  * The stream of Server-Sent Events: hello, the messages after `after` (when resuming), then
  * live ones, bounded as described at the top of this file.
  */
 export function openLiveStream(options: LiveStreamOptions): ReadableStream<Uint8Array> {
-  const bufferBytes = options.bufferBytes ?? STREAM_BUFFER_BYTES;
-  const maxBufferBytes = options.maxBufferBytes ?? STREAM_MAX_BUFFER_BYTES;
-  const stallMs = options.stallMs ?? STREAM_STALL_MS;
-  const epoch = position().split('.')[0]!;
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let open = true;
-  let unsubscribe = () => {};
-  let heartbeat: ReturnType<typeof setInterval> | undefined;
-  // Messages to hand over as the client takes them: the replay, rendered only then, and live
-  // ones that come while a replay is still being handed over (counted: the client lags by them).
-  let pending: (Uint8Array | { message: BusMessage; seq: number } | undefined)[] = [];
-  let head = 0;
-  let pendingLiveBytes = 0;
-  // Since when the queue has been full (at or over its highWaterMark) without the client taking any of it.
-  let fullSince: number | null = null;
-
-  const end = (dropped: boolean) => {
-    if (!open) return;
-    open = false;
-    clearInterval(heartbeat);
-    unsubscribe();
-    pending = [];
-    options.onEnd?.();
-    if (dropped) {
-      metrics.inc('leasehold_stream_dropped_total', {});
-      controller.error(new StreamClientTooSlow('the client did not read the stream'));
-      return;
-    }
-    try {
-      controller.close();
-    } catch {
-      // already closed by the client going away
-    }
-  };
-
-  // A live message or a keepalive: queued, unless the client has stopped reading.
-  const send = (bytes: Uint8Array) => {
-    if (!open) return;
-    if (head < pending.length) {
-      pending.push(bytes);
-      pendingLiveBytes += bytes.byteLength;
-      if (pendingLiveBytes > bufferBytes) end(true);
-      return;
-    }
-    const room = controller.desiredSize ?? 0;
-    if (room <= 0) {
-      const now = Date.now();
-      fullSince ??= now;
-      if (now - fullSince >= stallMs || bufferBytes - room + bytes.byteLength > maxBufferBytes) {
-        end(true);
-        return;
-      }
-    } else fullSince = null;
-    controller.enqueue(bytes);
-  };
-
-  // The client took something: hand over what waits, as far as it fits.
-  const fill = () => {
-    while (open && head < pending.length && (controller.desiredSize ?? 0) > 0) {
-      const item = pending[head]!;
-      pending[head++] = undefined;
-      if (item instanceof Uint8Array) {
-        pendingLiveBytes -= item.byteLength;
-        controller.enqueue(item);
-      } else controller.enqueue(render(epoch, item.message, item.seq));
-    }
-    if (head >= pending.length) {
-      pending = [];
-      head = 0;
-    }
-    if ((controller.desiredSize ?? 0) > 0) fullSince = null;
-  };
-
+  const stream = new LiveStream(options);
   return new ReadableStream<Uint8Array>(
     {
       start(c) {
-        controller = c;
-        const afterSeq = seqOf(options.after);
-        // Hello first, then the replayed messages (when resuming), then live ones. Subscribing
-        // replays synchronously: nothing is published in between.
-        let live = false;
-        const subscription = subscribe((message, seq) => {
-          if (!options.wanted(message)) return;
-          if (live) send(render(epoch, message, seq));
-          else pending.push({ message, seq });
-        }, afterSeq);
-        unsubscribe = subscription.unsubscribe;
-        const hello = subscription.resumed ? `${epoch}.${afterSeq}` : position();
-        // gap: asked to resume and could not; what the client shows may miss changes.
-        const gap = options.after !== null && !subscription.resumed;
-        controller.enqueue(encoder.encode(`retry: 2000\nid: ${hello}\nevent: hello\ndata: ${JSON.stringify({ position: hello, gap })}\n\n`));
-        live = true;
-        heartbeat = setInterval(() => send(KEEPALIVE), options.heartbeatMs ?? STREAM_HEARTBEAT_MS);
-        if (options.signal?.aborted) end(false);
-        else options.signal?.addEventListener('abort', () => end(false), { once: true });
+        stream.start(c);
       },
       pull() {
-        fill();
+        stream.fill();
       },
       cancel() {
-        end(false);
+        stream.end(false);
       },
     },
-    new ByteLengthQueuingStrategy({ highWaterMark: bufferBytes }),
+    new ByteLengthQueuingStrategy({ highWaterMark: stream.bufferBytes }),
   );
 }
 
