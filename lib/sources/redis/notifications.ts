@@ -1,0 +1,81 @@
+// Keyspace notifications: whether an instance sends them (turned on when the config asks),
+// one pattern subscription per instance kept live by hand, and the change hints its events
+// become. The live count in the state tells polls when they may rely on the push stream.
+import type Redis from 'ioredis';
+import type { RedisSourceConfig } from '../../config';
+import type { ChangeHint } from '../types';
+import { dbOf, type RedisInstance, type RedisSourceState } from './instances';
+
+/** Whether keyspace events reach us for keys (K) on set, expire, del and expiry; turns them on when asked. */
+async function notificationsOn(config: RedisSourceConfig, redis: Redis): Promise<boolean> {
+  if (config.keyspaceNotifications === 'off') return false;
+  let flags = '';
+  try {
+    const reply = (await redis.config('GET', 'notify-keyspace-events')) as string[];
+    flags = reply[1] ?? '';
+  } catch {
+    return false; // CONFIG is disabled on many managed servers: poll only
+  }
+  const has = (f: string) => flags.includes(f) || (flags.includes('A') && 'g$lshzxet'.includes(f));
+  const enough = flags.includes('K') && has('g') && has('$') && has('x');
+  if (enough || config.keyspaceNotifications !== 'enable') return enough;
+  try {
+    await redis.config('SET', 'notify-keyspace-events', `${flags}Kg$x`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A subscriber to the instance's keyspace events for the configured patterns; each event a hint naming its lock key. */
+function subscribeInstance(state: RedisSourceState, instance: RedisInstance, onHint: (hint: ChangeHint) => void): Redis {
+  const { config } = state;
+  const suffix = config.fenceSuffix;
+  instance.notifications = true;
+  const prefix = `__keyspace@${dbOf(instance.url)}__:`;
+  // Subscribed by hand at every connection (not by ioredis's resubscription, which says
+  // nothing when it is done): the instance counts as live from the confirmation on.
+  const subscriber = instance.redis.duplicate({ autoResubscribe: false });
+  subscriber.on('error', () => {});
+  let counted = false;
+  const subscribe = async () => {
+    try {
+      await subscriber.psubscribe(...config.match.map((pattern) => `${prefix}${pattern}`));
+    } catch {
+      instance.notifications = false;
+      return;
+    }
+    instance.notifications = true;
+    if (!counted) state.live++;
+    counted = true;
+    // What changed before the subscription was not announced: read everything again.
+    state.liveSince = performance.now();
+  };
+  subscriber.on('ready', () => void subscribe());
+  // While the subscription is down, changes are missed: polls read everything again.
+  subscriber.on('close', () => {
+    if (counted) state.live--;
+    counted = false;
+  });
+  subscriber.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer) => {
+    let raw = channel.subarray(prefix.length).toString('latin1');
+    if (raw.endsWith(suffix)) raw = raw.slice(0, -suffix.length);
+    onHint({ keys: [raw] });
+  });
+  return subscriber;
+}
+
+/** LeaseSource.watch: hints from every instance that sends keyspace events, until `signal` aborts. */
+export async function watchKeyspace(state: RedisSourceState, onHint: (hint: ChangeHint) => void, signal: AbortSignal): Promise<void> {
+  const subscribers: Redis[] = [];
+  for (const instance of state.instances) {
+    if (!(await notificationsOn(state.config, instance.redis).catch(() => false))) continue;
+    subscribers.push(subscribeInstance(state, instance, onHint));
+  }
+  if (subscribers.length === 0) return;
+  await new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  for (const subscriber of subscribers) subscriber.disconnect();
+}

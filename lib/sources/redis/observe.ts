@@ -1,0 +1,80 @@
+// From what the instances say to Observations: every instance is read (keys scanned or
+// named), the read fails unless a quorum answered, and each key becomes one observation
+// (a single instance's lock here, a Redlock quorum's in quorum.ts).
+import type Redis from 'ioredis';
+import { displayText } from '../../domain/display';
+import { unreadableObservation, type Observation } from '../../domain/observe';
+import { SourceUnavailableError } from '../errors';
+import { problemOf, type RedisSourceState } from './instances';
+import { ABSENT, fenceProblem, holderOf, isCounter, keyOf, readInstance, tokenOf, type KeyRead, type RawKey } from './keys';
+import { judgeQuorum } from './quorum';
+
+/** One key's observation from what each instance said about it (one entry per answering instance). */
+export function observe(state: RedisSourceState, raw: RawKey, views: (KeyRead | undefined)[], allKeys: Set<RawKey>): Observation | null {
+  const suffix = state.config.fenceSuffix;
+  const present = views.filter((v): v is KeyRead => v !== undefined && v.type !== 'none');
+  if (present.length === 0) return null;
+  // A fence is not a lease of its own: a counter named like one, or anything beside its lock key.
+  if (raw.endsWith(suffix) && (allKeys.has(raw.slice(0, -suffix.length)) || present.every((v) => v.type === 'string' && isCounter(v.head, v.length)))) {
+    return null;
+  }
+  const key = keyOf(raw);
+  const wrongType = present.find((v) => v.type !== 'string');
+  if (wrongType) {
+    return unreadableObservation(key, `the key holds a ${displayText(wrongType.type, 20)}, not a string: it is not a lock this source can read`);
+  }
+  if (!state.redlock) {
+    const [view] = present;
+    const fenceGarbage = fenceProblem(view!);
+    return {
+      key,
+      kind: 'lock',
+      holder: holderOf(view!),
+      token: tokenOf(view!),
+      ttlMs: null,
+      // -1: set without an expiry: held until someone deletes it.
+      remainingMs: view!.pttl >= 0 ? view!.pttl : null,
+      candidates: [],
+      ...(fenceGarbage ? { detail: { fence: fenceGarbage } } : {}),
+    };
+  }
+  return judgeQuorum(state, key, views, present);
+}
+
+/** The keys `keysFor` names on every instance, read; fails unless a quorum of instances answered. */
+export async function read(state: RedisSourceState, keysFor: (redis: Redis, signal: AbortSignal) => Promise<Set<RawKey>>, signal: AbortSignal): Promise<Observation[]> {
+  const { config, instances, quorum, redlock } = state;
+  const suffix = config.fenceSuffix;
+  const results = await Promise.allSettled(
+    instances.map(async (instance) => {
+      const keys = await keysFor(instance.redis, signal);
+      // A fence beside its lock key is read with the lock: no need to read it as a key too.
+      return readInstance(instance.redis, [...keys].filter((raw) => !(raw.endsWith(suffix) && keys.has(raw.slice(0, -suffix.length)))), suffix);
+    }),
+  );
+  results.forEach((result, index) => {
+    instances[index]!.lastError = result.status === 'rejected' ? problemOf(instances[index]!, result.reason) : null;
+  });
+  const answered = results.filter((r) => r.status === 'fulfilled').length;
+  if (answered < quorum) {
+    const firstError = instances.find((i) => i.lastError)?.lastError ?? 'no answer';
+    throw new SourceUnavailableError(
+      config.name,
+      redlock ? `only ${answered} of ${instances.length} instances answered (${quorum} needed): ${firstError}` : firstError,
+    );
+  }
+  const perInstance = results.map((r) => (r.status === 'fulfilled' ? r.value : null));
+  const allKeys = new Set<RawKey>();
+  for (const reads of perInstance) for (const key of reads?.keys() ?? []) allKeys.add(key);
+  const observations: Observation[] = [];
+  for (const raw of allKeys) {
+    const observation = observe(
+      state,
+      raw,
+      perInstance.map((reads) => (reads ? (reads.get(raw) ?? ABSENT) : undefined)),
+      allKeys,
+    );
+    if (observation) observations.push(observation);
+  }
+  return observations;
+}
