@@ -3,6 +3,7 @@
 // the chart and the CSV rows. Time comes in as an argument.
 import { toCsv } from './csv';
 import { percentile } from './renewal-stats';
+import type { LeaseEventView } from './types';
 
 export const FAILOVER_CAUSES = ['expired', 'taken_over', 'released', 'force_expired', 'force_released', 'unknown'] as const;
 export type FailoverCause = (typeof FAILOVER_CAUSES)[number];
@@ -16,16 +17,8 @@ export const CAUSE_TEXT: Record<FailoverCause, string> = {
   unknown: 'cause unknown',
 };
 
-/** The fields of a failover (GET /api/v1/failovers) this module reads. */
-export type FailoverRecord = {
-  id: string;
-  leaseId: string;
-  at: string;
-  holder: string | null;
-  previousHolder: string | null;
-  token: string | null;
-  previousToken: string | null;
-  gapMs: number | null;
+/** The fields of a failover (GET /api/v1/failovers: an event, with its cause) this module reads. */
+export type FailoverRecord = Pick<LeaseEventView, 'id' | 'leaseId' | 'at' | 'holder' | 'previousHolder' | 'token' | 'previousToken' | 'gapMs'> & {
   cause: FailoverCause;
   /** The same node under a new instance (lib/domain/health.ts isRestart), not another node. */
   restart?: boolean;
