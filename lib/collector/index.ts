@@ -126,13 +126,15 @@ async function observe(observers: Observers, source: LeaseSource, token: bigint,
   owned.add(source.name);
   metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 1);
   try {
-    // An observer that fails for any reason but a lost ownership starts again (after 1 s,
-    // growing to 30 s if it keeps failing): the collector must not quietly stop watching a source.
+    // An observer that fails for any reason but a lost ownership starts again: after 1 s,
+    // growing to 10 s while it keeps failing at once, and 1 s again after one that ran for a
+    // minute. The collector must not quietly stop watching a source it holds.
     await retrying(() => observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead }, signal), {
       what: `${source.name}: observer`,
       signal,
       initialDelayMs: 1_000,
-      maxDelayMs: 30_000,
+      maxDelayMs: 10_000,
+      resetAfterMs: 60_000,
       fatal: (error) => error instanceof StaleOwnerError,
       onFailure: ({ error, delayMs }) =>
         log(`${source.name}: observer failed (${scrub(redactUrlsIn(String((error as Error)?.stack ?? error)), secretsOf(options.config))}); restarting in ${(delayMs / 1000).toFixed(1)} s`),

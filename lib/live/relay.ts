@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { Store } from '../db';
 import { readEventViews, readLeaseViews } from '../db/leases';
 import { readSource, readSources, type SourceRecord } from '../db/sources';
+import { systemClock } from '../time/clock';
 import { retrying } from '../time/retry';
 import { publish } from './bus';
 
@@ -88,10 +89,13 @@ export function ensureRelay(store: Store, ownCollector: () => string | undefined
     await ended;
     await listener.end().catch(() => {});
   };
-  // Listening again whenever the connection ends; while the store is unreachable, after a
-  // backoff from 1 s up to 10 s.
+  // Listening again a second after the connection ends; while the store is unreachable, after
+  // a backoff from 1 s up to 10 s.
   void (async () => {
-    while (!stop.signal.aborted) await retrying(listen, { what: 'listening for other collectors', signal: stop.signal, initialDelayMs: 1_000, maxDelayMs: 10_000 });
+    while (!stop.signal.aborted) {
+      await retrying(listen, { what: 'listening for other collectors', signal: stop.signal, initialDelayMs: 1_000, maxDelayMs: 10_000 });
+      await systemClock.sleep(1_000, stop.signal);
+    }
   })();
   state.__leaseholdRelay = {
     stop() {

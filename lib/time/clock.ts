@@ -30,13 +30,18 @@ export class Alarm {
 
   /** Resolves after `ms`, when the signal aborts, or when wake() is called, whichever is first. */
   async sleep(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    // One controller per sleep, told of the parent's abort by a listener that is removed after:
+    // not AbortSignal.any on a long-lived signal, which Node 20 keeps alive (nodejs/node#55351).
     const woken = new AbortController();
-    this.ring = () => woken.abort();
-    const both = AbortSignal.any([signal, woken.signal]);
+    const onAbort = () => woken.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.ring = onAbort;
     try {
-      await this.clock.sleep(ms, both);
+      await this.clock.sleep(ms, woken.signal);
     } finally {
       this.ring = null;
+      signal.removeEventListener('abort', onAbort);
     }
   }
 
@@ -75,17 +80,22 @@ export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal, reason: 
  */
 export function deadlineOf(clock: Clock, parent: AbortSignal, ms: number): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
-  const disposed = new AbortController();
-  const onAbort = () => controller.abort(parent.reason);
-  if (parent.aborted) controller.abort(parent.reason);
+  // Ends the wait for the deadline: on dispose, or when the parent aborts (no AbortSignal.any,
+  // see Alarm.sleep).
+  const stopTimer = new AbortController();
+  const onAbort = () => {
+    controller.abort(parent.reason);
+    stopTimer.abort();
+  };
+  if (parent.aborted) onAbort();
   else parent.addEventListener('abort', onAbort, { once: true });
-  void clock.sleep(ms, AbortSignal.any([controller.signal, disposed.signal])).then(() => {
-    if (!controller.signal.aborted && !disposed.signal.aborted) controller.abort(new Error(`timed out after ${ms} ms`));
+  void clock.sleep(ms, stopTimer.signal).then(() => {
+    if (!stopTimer.signal.aborted) controller.abort(new Error(`timed out after ${ms} ms`));
   });
   return {
     signal: controller.signal,
     dispose() {
-      disposed.abort();
+      stopTimer.abort();
       parent.removeEventListener('abort', onAbort);
     },
   };

@@ -1,6 +1,7 @@
 // The observer's parts on their own (lib/collector: read lanes, write queue, renewal batcher,
 // source health) and the retry helper (lib/time), on a clock the test moves: no real sleeps,
 // no store, no backend. The same parts against real backends: tests/integration/collector*.
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { TrackedLease } from '@/lib/domain/observe';
 import { newTrackedLease } from '@/lib/domain/tracked-lease';
@@ -11,6 +12,7 @@ import type { WriteBatch, WrittenEvent } from '@/lib/db/observer-writes';
 import { createWriteQueue, emptyBatch, mergeBatches } from '@/lib/collector/write-queue';
 import { SourceUnavailableError } from '@/lib/sources/errors';
 import type { LeaseSource, PollResult } from '@/lib/sources/types';
+import { Alarm, deadlineOf } from '@/lib/time/clock';
 import { retrying } from '@/lib/time/retry';
 import { ManualClock, settle } from '../support/manual-clock';
 
@@ -240,6 +242,45 @@ describe('read lanes', () => {
   });
 });
 
+describe('waits', () => {
+  it('an alarm ends its sleep when woken or when its signal aborts, and leaves no listener on the signal', async () => {
+    const clock = new ManualClock();
+    const alarm = new Alarm(clock);
+    const stop = new AbortController();
+    for (let i = 0; i < 50; i++) {
+      const sleeping = alarm.sleep(60_000, stop.signal);
+      await settle();
+      alarm.wake();
+      await sleeping;
+    }
+    expect(clock.mono()).toBe(0);
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
+    const last = alarm.sleep(60_000, stop.signal);
+    stop.abort();
+    await last;
+    expect(clock.sleeping).toBe(0);
+  });
+
+  it('a deadline aborts its signal after its time on the clock, or with its parent, and dispose() leaves nothing behind', async () => {
+    const clock = new ManualClock();
+    const parent = new AbortController();
+    const timed = deadlineOf(clock, parent.signal, 5_000);
+    await clock.advance(4_999);
+    expect(timed.signal.aborted).toBe(false);
+    await clock.advance(1);
+    expect(timed.signal.aborted).toBe(true);
+    timed.dispose();
+    const disposed = deadlineOf(clock, parent.signal, 5_000);
+    disposed.dispose();
+    await settle();
+    expect(clock.sleeping).toBe(0);
+    expect(getEventListeners(parent.signal, 'abort')).toHaveLength(0);
+    const withParent = deadlineOf(clock, parent.signal, 5_000);
+    parent.abort();
+    expect(withParent.signal.aborted).toBe(true);
+  });
+});
+
 describe('retrying', () => {
   it('tries again with growing delays until it works, and says why each time', async () => {
     const clock = new ManualClock();
@@ -256,6 +297,28 @@ describe('retrying', () => {
     expect(await result).toBe('ok');
     expect(delays).toHaveLength(3);
     expect(delays.every((d) => d > 0 && d <= 5_000)).toBe(true);
+  });
+
+  it('makes no attempt once its signal aborted during a wait, and never waits less than its first delay', async () => {
+    const clock = new ManualClock();
+    const stop = new AbortController();
+    const delays: number[] = [];
+    let attempts = 0;
+    const result = retrying(
+      async () => {
+        attempts++;
+        throw new Error('down');
+      },
+      { what: 'x', signal: stop.signal, clock, initialDelayMs: 1_000, maxDelayMs: 10_000, onFailure: (f) => delays.push(f.delayMs) },
+    );
+    await clock.advance(60_000);
+    const made = attempts;
+    stop.abort();
+    expect(await result).toBeUndefined();
+    expect(attempts).toBe(made);
+    expect(delays.length).toBeGreaterThan(4);
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(1_000);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(10_000);
   });
 
   it('stops when its signal aborts (undefined), and a fatal error is thrown at once', async () => {
