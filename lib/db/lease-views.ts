@@ -2,6 +2,7 @@
 // converter from a Prisma row, used by the read models (lib/queries) and the cross-process
 // relay (lib/live/relay.ts).
 import type { Lease, LeaseEvent } from '../generated/prisma/client';
+import { hasCountdown } from '../domain/lease-list';
 import type { Backend, Candidate, EventType, LeaseEventView, LeaseKind, LeaseState, LeaseView } from '../domain/types';
 
 /**
@@ -29,7 +30,7 @@ export function toLeaseView(row: Lease, now: number, sourceReadAt: Date | null, 
     token: tokenText(row.token ?? (held ? null : row.lastToken)),
     fenced: row.fenced,
     ttlMs: ms(row.ttlMs),
-    remainingMs: held && !row.stale && row.expiresAt ? Math.max(0, row.expiresAt.getTime() - now) : null,
+    remainingMs: hasCountdown(row.state, row.stale, row.expiresAt !== null) ? Math.max(0, row.expiresAt!.getTime() - now) : null,
     acquiredAt: row.acquiredAt?.toISOString() ?? null,
     renewedAt: row.renewedAt?.toISOString() ?? null,
     expiresAt: row.expiresAt?.toISOString() ?? null,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyToLease, listChangeOf, reduceLeaseList, type ListedLease, type ListMessage } from './lease-list';
+import { applyToLease, hasCountdown, listChangeOf, reduceLeaseList, type ListedLease, type ListMessage } from './lease-list';
 
 type L = ListedLease & { holder: string | null };
 const lease = (id: string, extra: Partial<L> = {}): L => ({
@@ -94,5 +94,17 @@ describe('reduceLeaseList', () => {
     const l = list[2]!;
     expect(applyToLease(l, { kind: 'source_status', source: 'r', stale: true })).toBe(l);
     expect(applyToLease(l, { kind: 'change_of_hands', leaseId: 'r/a', atMs: 0 })).toBe(l);
+  });
+});
+
+describe('hasCountdown', () => {
+  it.each([
+    ['held, read, expiry known', 'held', false, true, true],
+    ['held but its source is down', 'held', true, true, false],
+    ['held with no expiry (an advisory lock)', 'held', false, false, false],
+    ['expired', 'expired', false, true, false],
+    ['free', 'free', false, false, false],
+  ])('%s', (_, state, stale, expiryKnown, expected) => {
+    expect(hasCountdown(state as string, stale as boolean, expiryKnown as boolean)).toBe(expected);
   });
 });

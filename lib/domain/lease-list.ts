@@ -65,6 +65,15 @@ export function applyToLease<L extends ListedLease>(lease: L | undefined, change
   }
 }
 
+/**
+ * Whether a lease counts down (has a remainingMs): held, its source readable (not stale), and
+ * its expiry known. The views of the store's rows (lib/db/lease-views.ts), of the collector's
+ * leases (views.ts) and the list's bytes (lib/queries/lease-list-bytes.ts) all ask this.
+ */
+export function hasCountdown(state: string, stale: boolean, expiryKnown: boolean): boolean {
+  return state === 'held' && !stale && expiryKnown;
+}
+
 /** The lease marked stale (its source cannot be read: no countdown) or not. */
 export function withStale<L extends ListedLease>(lease: L, stale: boolean): L {
   return lease.stale === stale ? lease : { ...lease, stale, remainingMs: stale ? null : lease.remainingMs };

@@ -1,5 +1,6 @@
 // How tracked leases and their changes look on the wire (DESIGN.md section 5): tokens as
 // decimal strings, times as ISO strings, remaining time from the observer's clock.
+import { hasCountdown } from './lease-list';
 import type { LeaseChange, TrackedLease } from './observe';
 import type { LeaseEventView, LeaseView } from './types';
 
@@ -7,7 +8,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 /** `nowWall` is this process's wall clock, on which expiresAtWall was computed. */
 export function leaseView(lease: TrackedLease, nowWall: number): LeaseView {
-  const live = lease.state === 'held' && !lease.stale && lease.expiresAtWall !== null;
+  const live = hasCountdown(lease.state, lease.stale, lease.expiresAtWall !== null);
   return {
     id: lease.id,
     source: lease.source,

@@ -1,6 +1,7 @@
 // The lease list as bytes (lease-cache.ts keeps it): each lease as UTF-8 JSON split around
 // `remainingMs`, the one field that depends on the moment of the request, and the whole list
 // in chunks with a blank slot of fixed width where each remainingMs goes.
+import { hasCountdown } from '../domain/lease-list';
 import type { LeaseView } from '../domain/types';
 
 /** Leases per chunk of the assembled list: an update rebuilds only its chunk. */
@@ -31,8 +32,7 @@ export type Chunk = {
 export const remainingOf = (entry: Entry, now: number) => (entry.live && entry.expiresAtMs !== null ? Math.max(0, entry.expiresAtMs - now) : null);
 
 export function entryOf(view: LeaseView, transitions: number[]): Entry {
-  // As toLeaseView: a countdown only for a lease held, not stale, with a known expiry.
-  const live = view.state === 'held' && !view.stale && view.expiresAt !== null;
+  const live = hasCountdown(view.state, view.stale, view.expiresAt !== null);
   const json = JSON.stringify({ ...view, remainingMs: 0, recentTransitions: transitions.length });
   // The first ,"remainingMs":0, is the key itself: inside a JSON string every quote is
   // escaped, so a comma followed by a bare quote only ever starts a key.
