@@ -12,7 +12,7 @@ import type { Backend, Candidate, EventType, LeaseEventView, LeaseKind, LeaseSta
  */
 /** A token column (NUMERIC(78,0)) as a decimal string: never in exponent notation. */
 const tokenText = (value: { toFixed(): string } | null) => (value === null ? null : value.toFixed());
-/** A duration column (BIGINT): the store and the collector keep them within ±2^53 (lib/domain/observe.ts MAX_DURATION_MS). */
+/** A duration column (BIGINT): the store and the collector keep them within ±2^53 (lib/domain/observation.ts MAX_DURATION_MS). */
 export const ms = (value: bigint | null) => (value === null ? null : Number(value));
 
 export function toLeaseView(row: Lease, now: number, sourceReadAt: Date | null, recentTransitions: number | null = null): LeaseView {
