@@ -13,6 +13,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { systemClock } from '../time/clock';
 import type { SqlSession } from './sql';
 
 /** The advisory lock key `prisma migrate` itself takes, so the two never run at once. */
@@ -224,7 +225,7 @@ async function takeMigrateLock(session: SqlSession, timeoutMs: number, signal?: 
           `(it holds advisory lock ${PRISMA_MIGRATE_LOCK_KEY}). Wait for it to finish, or find it in pg_locks.`,
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await systemClock.sleep(100, signal);
   }
 }
 

@@ -104,11 +104,11 @@ class FleetRun {
     candidate.stop.abort();
     const downMs = 8_000 + Math.round(Math.random() * 6_000);
     this.record(candidate.name, 'crash', `crashed (nothing released); restarts in ${Math.round(downMs / 1000)} s`);
-    setTimeout(() => {
+    void wait(downMs, this.stopping.signal).then(() => {
       if (this.stopping.signal.aborted) return;
       this.startServer(candidate.name);
       this.record(candidate.name, 'restart', 'restarted');
-    }, downMs);
+    });
   }
 
   async faultLoop() {
