@@ -4,6 +4,7 @@
 // (neighbours may then share a height) and shown exactly, as strings, in the tooltip.
 import { CartesianGrid, ComposedChart, Line, ReferenceLine, Scatter, Tooltip, XAxis, YAxis, ZAxis, type TooltipContentProps } from 'recharts';
 import type { TokenPoint } from '@/lib/domain/holder-timeline';
+import { tokenRange } from '@/lib/domain/token-sequence';
 import { ChartFrame, type ChartState } from './chart-frame';
 import styles from './charts.module.css';
 import { formatInstant, formatTick, timeTicks } from './time-axis';
@@ -21,14 +22,9 @@ type PlottedPoint = TokenPoint & { y: number };
  * axis then reads +0, +1, +2 instead of nine identical "9007.2T" labels.
  */
 function plot(points: readonly TokenPoint[]): { plotted: PlottedPoint[]; base: bigint | null } {
-  if (points.length === 0) return { plotted: [], base: null };
-  let low = BigInt(points[0]!.token);
-  let high = low;
-  for (const p of points) {
-    const t = BigInt(p.token);
-    if (t < low) low = t;
-    if (t > high) high = t;
-  }
+  const range = tokenRange(points);
+  if (!range) return { plotted: [], base: null };
+  const { low, high } = range;
   const base = high >= LARGE || low <= -LARGE ? low : null;
   return { plotted: points.map((p) => ({ ...p, y: base === null ? p.value : Number(BigInt(p.token) - base) })), base };
 }

@@ -61,13 +61,9 @@ export function tokenPoints(events: readonly TimelineEvent[]): TokenPoint[] {
   return points;
 }
 
-/** "12 grants, tokens 1 → 57, no regression" (exact tokens, compared as integers). */
-export function tokenSummary(points: readonly TokenPoint[]): string {
-  if (points.length === 0) return 'no grants with a fencing token in this range';
-  // A regression is a grant too (one that should not have happened): counted in both.
-  const grants = points.filter((p) => p.kind !== 'forced').length;
-  const forced = points.filter((p) => p.kind === 'forced').length;
-  const regressions = points.filter((p) => p.kind === 'regression').length;
+/** The lowest and highest token of a sequence, exactly (as integers); null for none. */
+export function tokenRange(points: readonly Pick<TokenPoint, 'token'>[]): { low: bigint; high: bigint } | null {
+  if (points.length === 0) return null;
   let low = BigInt(points[0]!.token);
   let high = low;
   for (const p of points) {
@@ -75,6 +71,17 @@ export function tokenSummary(points: readonly TokenPoint[]): string {
     if (t < low) low = t;
     if (t > high) high = t;
   }
+  return { low, high };
+}
+
+/** "12 grants, tokens 1 → 57, no regression" (exact tokens, compared as integers). */
+export function tokenSummary(points: readonly TokenPoint[]): string {
+  if (points.length === 0) return 'no grants with a fencing token in this range';
+  // A regression is a grant too (one that should not have happened): counted in both.
+  const grants = points.filter((p) => p.kind !== 'forced').length;
+  const forced = points.filter((p) => p.kind === 'forced').length;
+  const regressions = points.filter((p) => p.kind === 'regression').length;
+  const { low, high } = tokenRange(points)!;
   const parts = [grants === 1 ? '1 grant' : `${grants} grants`];
   if (forced > 0) parts.push(forced === 1 ? '1 forced bump' : `${forced} forced bumps`);
   parts.push(low === high ? `token ${low}` : `tokens ${low} → ${high}`);
