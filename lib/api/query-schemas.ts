@@ -7,6 +7,7 @@
 // turns the first issue into the 400 that names the parameter, from the issue's path, and
 // quotes the value, from the issue's input).
 import { z } from 'zod';
+import { AUDIT_PHASES } from '../domain/audit';
 import { EVENT_TYPES, LEASE_STATES } from '../domain/types';
 import { FAILOVER_CAUSES, FAILOVER_CHANGES } from '../domain/failover-stats';
 
@@ -169,6 +170,14 @@ export const searchTextParam = param(z.string(), 200);
 export const causeParam = param(z.enum(FAILOVER_CAUSES, { error: oneOf('one of') }), 32);
 export const changeParam = param(z.enum(FAILOVER_CHANGES, { error: oneOf('one of') }), 32);
 
+/** `actor`: a user's or a token's name, as the audit log records it (matched exactly). */
+export const actorParam = param(z.string(), 200);
+/** `lease`: a lease id, matched exactly (whether there is such a lease does not matter to the audit log). */
+export const leaseIdParam = param(z.string());
+/** `action`: an admin action's name, such as force-expire. */
+export const actionParam = param(z.string().regex(/^[a-z][a-z0-9_.:-]{0,63}$/, { error: 'an action name (lower-case letters, digits and . _ : -)' }), 64);
+export const phaseParam = param(z.enum(AUDIT_PHASES, { error: oneOf('one of') }), 32);
+
 // ---------------------------------------------------------------------------- routes
 // The keys are in the order the parameters are checked: the first issue is the one answered.
 
@@ -192,6 +201,25 @@ export const failoversQuery = z
 export const failoversCsvQuery = z
   .object({ since: sinceParam(), limit: limitParam(100_000, 100_000), cause: causeParam, change: changeParam, q: searchTextParam })
   .transform(({ since, limit, cause, change, q }) => ({ since, limit, filter: { text: q ?? null, cause: cause ?? null, change: change ?? null } }));
+
+/** GET /api/v1/audit: `since` from (inclusive), `until` before (exclusive), each an ISO time or a duration back from now. */
+export const auditQuery = z
+  .object({
+    since: sinceParam(),
+    until: sinceParam(),
+    actor: actorParam,
+    lease: leaseIdParam,
+    action: actionParam,
+    phase: phaseParam,
+    limit: limitParam(100, 1_000),
+    cursor: cursorParam,
+  })
+  .transform(({ lease, ...rest }) => ({ ...rest, leaseId: lease }));
+
+/** GET /api/v1/audit.csv: the audit page's filters, and at most `limit` rows. */
+export const auditCsvQuery = z
+  .object({ since: sinceParam(), until: sinceParam(), actor: actorParam, lease: leaseIdParam, action: actionParam, phase: phaseParam, limit: limitParam(100_000, 100_000) })
+  .transform(({ lease, ...rest }) => ({ ...rest, leaseId: lease }));
 
 /**
  * GET /api/v1/stream: taken as given, never refused (the first value of each; an empty one is

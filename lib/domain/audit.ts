@@ -1,0 +1,46 @@
+// The audit log's vocabulary (DESIGN.md section 6): what one entry says, as the API shows it.
+// Every admin action writes an entry when it is requested and one with its result. The log is
+// append-only (a trigger) and hash-chained: lib/db/audit-chain.ts holds the canonical form and
+// the hashing, lib/db/audit.ts the table.
+
+/** An action is `requested`, then has one result: `done`, `refused` (with a status: 403, 409, 422) or `error`. */
+export const AUDIT_PHASES = ['requested', 'done', 'refused', 'error'] as const;
+export type AuditPhase = (typeof AUDIT_PHASES)[number];
+
+/** How the actor proved who they are. */
+export const AUTH_METHODS = ['password', 'token', 'oidc', 'anonymous'] as const;
+export type AuthMethod = (typeof AUTH_METHODS)[number];
+
+/** A JSON value as the store gives it back (what JSON.parse makes). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** One audit entry in the API (GET /api/v1/audit): ids and tokens are decimal strings, times ISO strings. */
+export type AuditEntryView = {
+  id: string;
+  at: string;
+  /** Ties the `requested` entry of an action to its result. */
+  requestId: string;
+  phase: AuditPhase;
+  /** HTTP-like status of a result (403 forbidden, 409 the state is not the one expected, 422 invalid); null when none. */
+  status: number | null;
+  action: string;
+  actor: string;
+  actorRole: string;
+  authMethod: AuthMethod;
+  clientAddress: string | null;
+  leaseId: string | null;
+  reason: string | null;
+  /** The state the actor saw and named (the precondition). */
+  expectedHolder: string | null;
+  expectedToken: string | null;
+  /** The state found on the backend. */
+  actualHolder: string | null;
+  actualToken: string | null;
+  previousToken: string | null;
+  newToken: string | null;
+  dryRun: boolean;
+  detail: JsonValue | null;
+  /** The hash of the entry before it (null for the first), and its own: sha256, hex. */
+  prevHash: string | null;
+  hash: string;
+};
