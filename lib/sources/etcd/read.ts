@@ -56,7 +56,8 @@ export async function fetchValues(client: Etcd3, values: ValueMemo, kvs: IKeyVal
   }
 }
 
-function prefixEnd(prefix: Buffer): Buffer {
+/** The end of the key range of every key starting with `prefix`. */
+export function prefixEnd(prefix: Buffer): Buffer {
   const end = Buffer.from(prefix);
   for (let i = end.length - 1; i >= 0; i--) {
     if (end[i]! < 0xff) {

@@ -40,7 +40,8 @@ export function advisoryKey(row: Pick<AdvisoryRow, 'classid' | 'objid' | 'objsub
 }
 const toInt32 = (value: number) => BigInt.asIntN(32, BigInt(value)).toString();
 
-const sessionName = (row: AdvisoryRow) =>
+/** The holder of an advisory lock as the source reports it: the session, by pid, application name and address. */
+export const sessionName = (row: Pick<AdvisoryRow, 'pid' | 'application_name' | 'client_addr'>) =>
   `pid ${row.pid}${row.application_name ? ` ${displayText(row.application_name, 60)}` : ''}${row.client_addr ? ` @ ${row.client_addr}` : ' (local socket)'}`;
 
 /** One lock key's observation from its rows (granted first, then waiters in the order they began waiting). */

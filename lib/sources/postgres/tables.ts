@@ -59,8 +59,8 @@ function judgeRow(table: string, format: 'leasehold' | 'shedlock', row: TableRow
   };
 }
 
-/** The table's timestamp columns without a time zone, once its layout is checked (and remembered). */
-async function layoutOf(state: PostgresSourceState, client: PgPoolClientLike, table: string, format: 'leasehold' | 'shedlock'): Promise<Set<string>> {
+/** The table's timestamp columns without a time zone, once its layout is checked (and remembered). PartUnreadableError when it is not in the layout. */
+export async function layoutOf(state: PostgresSourceState, client: PgPoolClientLike, table: string, format: 'leasehold' | 'shedlock'): Promise<Set<string>> {
   const { config, layouts } = state;
   const known = layouts.get(table);
   if (known) return known;
