@@ -41,8 +41,9 @@ export default defineConfig({
     },
   },
   projects: [
-    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live|demo|outage|phone)\.spec\.ts/ },
-    { name: 'postgres', use: { baseURL: POSTGRES_URL }, testMatch: /health\.spec\.ts/ },
+    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live|demo|outage|phone|role-matrix|admin-actions)\.spec\.ts/ },
+    // No anonymous access here: sign-in, roles and admin actions (tests/e2e/serve.ts).
+    { name: 'postgres', use: { baseURL: POSTGRES_URL }, testMatch: /(health|role-matrix|admin-actions)\.spec\.ts/ },
     { name: 'observing', use: { baseURL: OBSERVING_URL }, testMatch: /(observe|console-live|phone)\.spec\.ts/ },
     // Every source unreachable: a server of its own, started by its spec (tests/e2e/outage.spec.ts).
     { name: 'outage', use: { baseURL: OUTAGE_URL }, testMatch: /outage\.spec\.ts/ },

@@ -50,11 +50,16 @@ export function proxy(request: NextRequest) {
   return NextResponse.next();
 }
 
+// The paths of lib/api/refusal.ts BODY_ROUTES (Next reads the matcher as written: literals only).
 export const config = {
   matcher: [
     // Every path but the routes that read a body...
-    '/((?!api/v1/demo/?$).*)',
+    '/((?!api/v1/(?:demo|auth/login|auth/logout|users|tokens|users/[^/]+|tokens/[^/]+)/?$)(?!api/v1/leases/.+/force-(?:expire|release)/?$).*)',
     // ...and those too when the request carries no body.
     { source: '/api/v1/demo', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
+    { source: '/api/v1/auth/:action(login|logout)', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
+    { source: '/api/v1/:kind(users|tokens)', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
+    { source: '/api/v1/:kind(users|tokens)/:id', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
+    { source: '/api/v1/leases/:path+', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
   ],
 };

@@ -26,6 +26,17 @@ Commands:
   collect              run the collector alone (when the server runs with LEASEHOLD_COLLECTOR=off, or beside it)
   snapshot [--config FILE]
                        read every configured source once and print its leases (no server, no store)
+  audit verify         check the audit log's hash chain in the store (exit 1 if an entry was changed or removed)
+  force-expire <id> --expect-holder H --expect-token N --reason "..." [--quarantine 15s] [--dry-run]
+                       end a fenced lease now and raise its token (operator; exit 3 when it changed since seen)
+  force-release <id> --expect-holder H --expect-token N|none --reason "..." [--acknowledge-unfenced] [--quarantine 15s] [--dry-run]
+                       free a lease (an unfenced one: admin, with --acknowledge-unfenced)
+  users add NAME --role viewer|operator|admin
+                       make a user on the store (password from a prompt or standard input)
+  users list | set-role NAME --role R | set-password NAME | disable NAME | enable NAME
+  tokens create --name N --role R [--expires 30d] [--user NAME]
+                       make an API token (shown once) for LEASEHOLD_TOKEN or Prometheus
+  tokens list | revoke ID|NAME
 
 Options:
   --config FILE        the config file for config check, migrate, collect and snapshot
@@ -55,6 +66,16 @@ async function main(argv: string[]): Promise<number> {
       since: { type: 'string' },
       types: { type: 'string' },
       limit: { type: 'string' },
+      role: { type: 'string' },
+      name: { type: 'string' },
+      expires: { type: 'string' },
+      user: { type: 'string' },
+      'expect-holder': { type: 'string' },
+      'expect-token': { type: 'string' },
+      reason: { type: 'string' },
+      quarantine: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      'acknowledge-unfenced': { type: 'boolean' },
     },
     allowPositionals: true,
     strict: true,
@@ -89,6 +110,22 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/collect')).collectCommand(loadConfig({ env: { ...process.env, LEASEHOLD_DEMO: 'off' } }));
     case 'snapshot':
       return (await import('./commands/snapshot')).snapshotCommand(loadConfig({ env: { ...process.env, LEASEHOLD_DEMO: 'off' } }), json);
+    case 'audit':
+      return (await import('./commands/audit')).auditCommand(sub, json);
+    case 'force-expire':
+    case 'force-release': {
+      const { forceCommand, ForceUsageError } = await import('./commands/force');
+      try {
+        return await forceCommand(command, sub, { ...values, json });
+      } catch (error) {
+        if (error instanceof ForceUsageError) throw new UsageError(error.message);
+        throw error;
+      }
+    }
+    case 'users':
+      return (await import('./commands/users')).usersCommand(sub, positionals.slice(2), { role: values.role, json });
+    case 'tokens':
+      return (await import('./commands/tokens')).tokensCommand(sub, positionals.slice(2), { ...values, json });
     case 'config':
       if (sub === 'check') return configCheckCommand(json);
       throw new UsageError(`unknown config subcommand "${sub ?? ''}" (expected check)`);
@@ -181,7 +218,8 @@ main(process.argv.slice(2)).then(
       console.error(`leasehold: ${safe((error as Error).message)}\n\n${USAGE}`);
       process.exit(2);
     }
-    if (error instanceof ConfigError || error instanceof StoreLockedError || error instanceof MigrationError || (error as Error)?.name === 'ApiCallError') {
+    const named = ['ApiCallError', 'CommandError', 'UserExistsError', 'TokenNameTakenError'];
+    if (error instanceof ConfigError || error instanceof StoreLockedError || error instanceof MigrationError || named.includes((error as Error)?.name) || (error as Error)?.constructor?.name === 'CommandError') {
       console.error(`leasehold: ${safe((error as Error).message)}`);
     } else {
       console.error(`leasehold: ${safe(toPublicError(error, () => {}).message.replace(/ \(reference.*$/, ''))}`);

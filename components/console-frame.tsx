@@ -7,8 +7,12 @@ import { LiveStatus } from '@/components/live-status';
 import { MenuButton } from '@/components/menu-button';
 import { Providers } from '@/components/live/live-stream';
 import { ThemeToggle } from '@/components/theme-toggle';
+import { UserBox } from '@/components/auth/user-box';
 
-export function ConsoleFrame({ children }: { children: ReactNode }) {
+/** Who is looking, as the console's layout found them (none on the not-found page). */
+export type FrameUser = { name: string; role: string; signedIn: boolean; links: string[] };
+
+export function ConsoleFrame({ children, user }: { children: ReactNode; user?: FrameUser | null }) {
   return (
     <Providers>
       <a className="skip-link" href="#main">
@@ -24,9 +28,10 @@ export function ConsoleFrame({ children }: { children: ReactNode }) {
           {/* On a phone this folds behind the menu button; the live status stays in the bar. */}
           <div className="sidebar-menu" id="sidebar-menu">
             <Suspense>
-              <ConsoleNav />
+              <ConsoleNav only={user?.links} />
             </Suspense>
             <div className="sidebar-foot">
+              {user && <UserBox name={user.name} role={user.role} signedIn={user.signedIn} />}
               <DemoCard />
               <ThemeToggle />
             </div>

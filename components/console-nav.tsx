@@ -8,9 +8,11 @@ const LINKS = [
   { href: '/sources', label: 'Sources' },
   { href: '/alerts', label: 'Alerts' },
   { href: '/audit', label: 'Audit log' },
+  { href: '/settings', label: 'Settings' },
 ] as const;
 
-export function ConsoleNav() {
+/** `only`: the links this person may open (all when not given). */
+export function ConsoleNav({ only }: { only?: string[] }) {
   const pathname = usePathname();
   // The time range travels from page to page.
   const range = useSearchParams().get('range');
@@ -18,7 +20,7 @@ export function ConsoleNav() {
   return (
     <nav aria-label="Console">
       <ul className="nav">
-        {LINKS.map((link) => {
+        {LINKS.filter((link) => !only || only.includes(link.href)).map((link) => {
           const current = link.href === '/' ? pathname === '/' : pathname.startsWith(link.href);
           return (
             <li key={link.href}>

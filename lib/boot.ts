@@ -71,6 +71,10 @@ async function startWithStore(config: Config, startedAt: number, attempted: () =
       const { startDemo } = await import('./demo');
       await startDemo(store, { faults: process.env.LEASEHOLD_DEMO_FAULTS !== 'off', users: demoUsers() });
       logger('demo').info('the weekly-digest fleet runs in this process (no sources configured; LEASEHOLD_DEMO=off to turn it off)');
+      const { DEMO_ADMIN, resetDemoAdmin } = await import('./auth/demo-admin');
+      const password = await resetDemoAdmin(store);
+      // Printed once, on the terminal only (not through the log, which may be shipped elsewhere).
+      process.stdout.write(`\n  Demo admin for this run: ${DEMO_ADMIN} / ${password}\n  (sign in at /login to try force-expire; pages are readable from this machine without signing in)\n\n`);
     } catch (error) {
       // The console still serves (the demo source shows as down): say why, once.
       logger('demo').error(`could not start: ${toPublicError(error).message}`);

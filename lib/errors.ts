@@ -17,6 +17,8 @@ export type PublicError = { status: number; error: string; message: string };
 export abstract class RequestError extends Error {
   abstract readonly status: number;
   abstract readonly code: string;
+  /** Headers the answer carries (WWW-Authenticate with a 401, Retry-After with a 429). */
+  readonly headers?: Record<string, string>;
 }
 
 const NETWORK_CODES: Record<string, string> = {
@@ -64,7 +66,8 @@ export function toPublicError(error: unknown, log: (line: string) => void = (lin
 }
 
 /** The JSON error reply of DESIGN.md section 5. */
-export function errorResponse(error: unknown, headers?: HeadersInit): Response {
+export function errorResponse(error: unknown, headers?: Record<string, string>): Response {
   const { status, ...body } = toPublicError(error);
-  return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...headers } });
+  const own = error instanceof RequestError ? error.headers : undefined;
+  return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...own, ...headers } });
 }

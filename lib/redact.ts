@@ -100,8 +100,11 @@ export function secretsOf(value: unknown): string[] {
 
 function collect(value: unknown, key: string | undefined, parent: unknown, found: Set<string>, depth: number) {
   if (depth > 32) return;
+  // The config's `auth` section is named like a secret but holds settings: its own fields decide (oidc.clientSecret).
+  const section = key === 'auth' && value !== null && typeof value === 'object' && !Array.isArray(value);
   const secretField =
     key !== undefined &&
+    !section &&
     (isSecretName(key) || (key === 'username' && (parent as { backend?: unknown } | null)?.backend === 'etcd'));
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
     const text = String(value);

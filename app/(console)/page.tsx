@@ -1,10 +1,14 @@
 import { Suspense } from 'react';
 import { preload } from 'react-dom';
 import { Overview } from '@/components/overview/overview';
+import { NotAllowed } from '@/components/auth/not-allowed';
+import { pageAccess } from '@/lib/auth/page';
 
 export const dynamic = 'force-dynamic';
 
-export default function OverviewPage() {
+export default async function OverviewPage() {
+  const access = await pageAccess('PAGE /');
+  if (!access.allowed) return <NotAllowed message={access.message} />;
   // The browser starts reading the lease list while it reads the page's scripts, not after
   // hydration: with every source down at 3 a.m., what is known shows within a second or two.
   // (An earlier preload here seemed to make a cold server's first overview fail to hydrate,

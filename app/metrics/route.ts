@@ -5,11 +5,18 @@ import { Registry } from 'prom-client';
 import { metricsRegistry } from '@/lib/metrics';
 import { getConfig } from '@/lib/config';
 import { getStore } from '@/lib/db';
+import { errorResponse } from '@/lib/errors';
 import { leaseRegistry, storeDownRegistry, storeRegistry } from '@/lib/queries/metrics';
+import { requireAccess } from '@/lib/auth/guard';
 
 export const dynamic = 'force-dynamic';
 
-export async function GET() {
+export async function GET(request: Request) {
+  try {
+    await requireAccess(request, 'GET /metrics');
+  } catch (error) {
+    return errorResponse(error);
+  }
   let fromStore: Registry[];
   try {
     const store = await getStore();

@@ -11,12 +11,12 @@ export class ApiCallError extends Error {
 
 type Flags = { json: boolean; source?: string; state?: string; q?: string; since?: string; types?: string; limit?: string };
 
-function baseUrl(): string {
+export function apiBaseUrl(): string {
   return (process.env.LEASEHOLD_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(/\/+$/, '');
 }
 
 async function get(path: string, query: Record<string, string | undefined> = {}): Promise<unknown> {
-  const url = new URL(`${baseUrl()}${path}`);
+  const url = new URL(`${apiBaseUrl()}${path}`);
   for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') url.searchParams.set(name, value);
   let response: Response;
   try {
@@ -27,7 +27,7 @@ async function get(path: string, query: Record<string, string | undefined> = {})
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const reason = cause?.code ?? cause?.message ?? (error as Error).message;
-    throw new ApiCallError(`cannot reach Leasehold at ${baseUrl()} (${reason}); is it running? Point LEASEHOLD_URL at it.`);
+    throw new ApiCallError(`cannot reach Leasehold at ${apiBaseUrl()} (${reason}); is it running? Point LEASEHOLD_URL at it.`);
   }
   const body = (await response.json().catch(() => null)) as { error?: string; message?: string } | null;
   if (!response.ok) throw new ApiCallError(body?.message ?? `the server answered ${response.status}`);

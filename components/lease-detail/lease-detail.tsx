@@ -13,6 +13,7 @@ import type { LeaseDetail } from '@/components/live/types';
 import { useUrlState } from '@/components/live/url-state';
 import { DEFAULT_RANGE, parseRange, rangeCovering, RangeDefaultProvider, TimeRangePicker } from '@/components/time-range';
 import { holderTimeline, tokenPoints, tokenSummary } from '@/lib/domain/holder-timeline';
+import { ActionPanel, type LeaseAbilities } from './action-panel';
 import { EventTable } from './event-table';
 import { HolderTimelineView } from './holder-timeline';
 import { BackendDetail, LeaseFacts, RawValues, StateBadges } from './lease-facts';
@@ -22,7 +23,7 @@ import { LeaseLoadFailed, LeaseNotFound, LeaseSkeleton, MalformedLeaseId } from 
 
 const KIND_TEXT = { lock: 'lock', election: 'leader election', advisory: 'advisory lock' } as const;
 
-export function LeaseDetailView({ id }: { id: string }) {
+export function LeaseDetailView({ id, abilities = { fenced: false, unfenced: false } }: { id: string; abilities?: LeaseAbilities }) {
   const lease = useLease(id);
   // Without ?range= the page shows what was observed of the lease (at least 15 minutes): known
   // once the lease has loaded, and the history waits for it. A range in the URL starts at once.
@@ -54,6 +55,7 @@ export function LeaseDetailView({ id }: { id: string }) {
         rangeValue={range.value}
         rangeMs={range.ms}
         rangeLabel={range.label}
+        abilities={abilities}
       />
     </RangeDefaultProvider>
   );
@@ -67,7 +69,9 @@ function Loaded({
   rangeValue,
   rangeMs,
   rangeLabel,
+  abilities,
 }: {
+  abilities: LeaseAbilities;
   lease: LeaseDetail;
   refreshError: string | null;
   events: ReturnType<typeof useRangeEvents>;
@@ -115,6 +119,7 @@ function Loaded({
           <RawValues lease={lease} />
         </div>
       </section>
+      <ActionPanel lease={lease} abilities={abilities} />
       <History lease={lease} events={events} renewals={renewals} rangeMs={rangeMs} rangeLabel={rangeLabel} />
       <div className={styles.section}>
         <EventTable id={lease.id} />

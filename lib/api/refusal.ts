@@ -26,9 +26,25 @@ export function quoted(value: string): string {
   return `"${cut.replace(/[\u0000-\u001f\u007f-\u009f"\\]/g, (c) => (c === '"' || c === '\\' ? `\\${c}` : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`))}"`;
 }
 
+/**
+ * The routes that take a body, and the methods they answer. proxy.ts does not see a request
+ * that carries a body to one of them (its matcher lists the same paths): the route checks
+ * Host, Origin, type and size itself (lib/api/body.ts). A lease path ending in
+ * /force-expire or /force-release answers GET too: a lease whose key ends so.
+ */
+export const BODY_ROUTES: readonly { path: RegExp; methods: string[] }[] = [
+  { path: /^\/api\/v1\/demo$/, methods: ['GET', 'HEAD', 'OPTIONS', 'POST'] },
+  { path: /^\/api\/v1\/auth\/(?:login|logout)$/, methods: ['OPTIONS', 'POST'] },
+  { path: /^\/api\/v1\/(?:users|tokens)$/, methods: ['GET', 'HEAD', 'OPTIONS', 'POST'] },
+  { path: /^\/api\/v1\/users\/[^/]+$/, methods: ['OPTIONS', 'PATCH'] },
+  { path: /^\/api\/v1\/tokens\/[^/]+$/, methods: ['OPTIONS', 'DELETE'] },
+  { path: /^\/api\/v1\/leases\/.+\/force-(?:expire|release)$/, methods: ['GET', 'HEAD', 'OPTIONS', 'POST'] },
+];
+
 /** The methods each path of the API answers. Paths outside the API and /metrics: null (Next's pages decide). */
 export function allowedMethods(pathname: string): string[] | null {
-  if (pathname === '/api/v1/demo') return ['GET', 'HEAD', 'OPTIONS', 'POST'];
+  const route = BODY_ROUTES.find((candidate) => candidate.path.test(pathname));
+  if (route) return route.methods;
   if (pathname === '/api' || pathname.startsWith('/api/') || pathname === '/metrics') return ['GET', 'HEAD', 'OPTIONS'];
   return null;
 }

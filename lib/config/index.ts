@@ -110,10 +110,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     rememberSecrets(secrets);
     throw new ConfigError(origin, problems.map((problem) => scrub(problem, secrets)));
   }
-  const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR, LEASEHOLD_COLLECTOR_LEASE_TTL_MS, LEASEHOLD_ALLOWED_HOSTS, LEASEHOLD_STREAM_MAX_CLIENTS, LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS } =
+  const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR, LEASEHOLD_COLLECTOR_LEASE_TTL_MS, LEASEHOLD_ALLOWED_HOSTS, LEASEHOLD_STREAM_MAX_CLIENTS, LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS, LEASEHOLD_ANONYMOUS_ROLE } =
     envResult.data;
+  const auth = LEASEHOLD_ANONYMOUS_ROLE ? { ...fileConfig.auth, anonymousRole: LEASEHOLD_ANONYMOUS_ROLE } : fileConfig.auth;
   const config: Config = {
     ...fileConfig,
+    auth,
     demo,
     file: fileExists ? file : null,
     store: DATABASE_URL

@@ -2,6 +2,7 @@
 // are used as they are by issues.ts.
 import { z } from 'zod';
 import { parseAllowedHosts } from '../net/host-pattern';
+import { authSchema } from './auth-schema';
 
 export const DEFAULT_CONFIG_FILE = 'leasehold.config.json';
 export const DEFAULT_DATA_DIR = '.leasehold/data';
@@ -117,6 +118,7 @@ export const fileSchema = z
         leaseSeriesLimit: z.number().int().min(0).max(100_000).default(1_000),
       })
       .prefault({}),
+    auth: authSchema,
   })
   .superRefine((config, ctx) => {
     const seen = new Map<string, number>();
@@ -206,6 +208,8 @@ export const envSchema = z.object({
   ),
   LEASEHOLD_STREAM_MAX_CLIENTS: streamCount(DEFAULT_STREAM_MAX_CLIENTS),
   LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS: streamCount(DEFAULT_STREAM_MAX_CLIENTS_PER_ADDRESS),
+  /** Overrides the file's auth.anonymousRole: "viewer", or "none" for no anonymous access. */
+  LEASEHOLD_ANONYMOUS_ROLE: z.preprocess(blankToUndefined, z.enum(['viewer', 'none'], { error: 'expected "viewer" or "none"' }).optional()),
   LEASEHOLD_ALLOWED_HOSTS: z.preprocess(
     blankToUndefined,
     z

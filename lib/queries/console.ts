@@ -149,16 +149,3 @@ export async function listFiringAlerts(store: Store) {
   ]);
   return { rules, firing: firing.map((alert) => ({ id: alert.id, summary: alert.summary, startedAt: alert.startedAt.toISOString() })) };
 }
-
-export async function listAudit(store: Store, limit = 200) {
-  const entries = await store.prisma.auditEntry.findMany({ orderBy: { id: 'desc' }, take: limit });
-  return entries.map((entry) => ({
-    id: entry.id.toString(),
-    at: entry.at.toISOString(),
-    actor: entry.actor,
-    action: entry.action,
-    phase: entry.phase,
-    leaseId: entry.leaseId,
-    reason: entry.reason,
-  }));
-}

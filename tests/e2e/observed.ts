@@ -12,4 +12,7 @@ export const OBSERVED = {
   flakySource: 'redis-flaky',
   flakyPort: 16389,
   flakyPrefix: `e2e${run}:`,
+  // The lease table the postgres server watches (admin actions are tried on it).
+  pgSource: 'pg-e2e',
+  pgTable: `e2e_leases_${run}`,
 };

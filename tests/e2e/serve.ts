@@ -11,8 +11,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { createPostgresDatabase, freshPgliteDirectory } from '../support/databases';
 import { ROOT, testServices } from '../support/services';
+import { seedCredentials } from './credentials';
 import { OBSERVED } from './observed';
 
 const [kind, port, configFile] = process.argv.slice(2);
@@ -29,6 +31,9 @@ const env: Record<string, string | undefined> = {
   LEASEHOLD_DEMO: kind === 'demo' ? undefined : 'off',
   LEASEHOLD_DEMO_FAULTS: undefined,
   LEASEHOLD_DEMO_USERS: undefined,
+  // Anonymous visitors may read, as most specs do; the postgres server signs everyone in
+  // (tests/e2e/role-matrix.spec.ts, admin-actions.spec.ts).
+  LEASEHOLD_ANONYMOUS_ROLE: kind === 'postgres' ? 'none' : 'viewer',
 };
 let cleanup: () => Promise<void> | void;
 if (kind === 'embedded' || kind === 'demo' || kind === 'observing' || kind === 'config') {
@@ -61,8 +66,26 @@ if (kind === 'embedded' || kind === 'demo' || kind === 'observing' || kind === '
 } else {
   const db = await createPostgresDatabase('lh_e2e');
   env.DATABASE_URL = db.url;
-  cleanup = () => db.drop();
+  // It watches a lease table of the test PostgreSQL, made here so its first read finds it.
+  const services = testServices();
+  const pool = new pg.Pool({ connectionString: services.databaseUrl, max: 1 });
+  await pool.query(`CREATE TABLE IF NOT EXISTS ${OBSERVED.pgTable} (name VARCHAR(200) PRIMARY KEY, owner VARCHAR(200), expires_at TIMESTAMPTZ NOT NULL, token BIGINT NOT NULL DEFAULT 0)`);
+  await pool.end();
+  const configDir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-config-'));
+  const file = path.join(configDir, 'leasehold.config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({ pollMs: 500, sources: [{ name: OBSERVED.pgSource, backend: 'postgres', url: services.databaseUrl, tables: [{ table: OBSERVED.pgTable, format: 'leasehold' }] }] }),
+  );
+  env.LEASEHOLD_CONFIG = file;
+  cleanup = async () => {
+    await db.drop();
+    rmSync(configDir, { recursive: true, force: true });
+  };
 }
+
+// Users and tokens for every role (tests/e2e/credentials.ts), seeded before the server opens the store.
+await seedCredentials(env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL } : { kind: 'pglite', dataDir: env.LEASEHOLD_DATA_DIR! }, port);
 
 const server = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => server.kill(signal));

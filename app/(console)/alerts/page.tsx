@@ -4,11 +4,15 @@ import { DataTable } from '@/components/ui/data-table';
 import { EmptyState } from '@/components/ui/empty-state';
 import { listFiringAlerts } from '@/lib/queries/console';
 import { pageData } from '@/lib/queries/page-data';
+import { NotAllowed } from '@/components/auth/not-allowed';
+import { pageAccess } from '@/lib/auth/page';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Alerts' };
 
 export default async function AlertsPage() {
+  const access = await pageAccess('PAGE /alerts');
+  if (!access.allowed) return <NotAllowed message={access.message} />;
   return (
     <StorePage
       title="Alerts"

@@ -1,8 +1,12 @@
 import { DigestView } from '@/components/demo/digest-view';
+import { NotAllowed } from '@/components/auth/not-allowed';
+import { pageAccess } from '@/lib/auth/page';
 
 export const metadata = { title: 'Weekly digest (demo)' };
 
-export default function DigestPage() {
+export default async function DigestPage() {
+  const access = await pageAccess('PAGE /digest');
+  if (!access.allowed) return <NotAllowed message={access.message} />;
   return (
     <>
       <h1>Weekly digest</h1>

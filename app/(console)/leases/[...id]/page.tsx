@@ -4,6 +4,9 @@ import { LeaseDetailView } from '@/components/lease-detail/lease-detail';
 import { LeaseSkeleton, MalformedLeaseId } from '@/components/lease-detail/states';
 import { headers } from 'next/headers';
 import { formatLeaseId, InvalidLeaseIdError, LEASE_PATH_HEADER, leaseIdFromRawPath, leaseIdFromSegments } from '@/lib/domain/lease-id';
+import { NotAllowed } from '@/components/auth/not-allowed';
+import { pageAccess } from '@/lib/auth/page';
+import { can } from '@/lib/auth/permissions';
 
 export const dynamic = 'force-dynamic';
 
@@ -30,12 +33,17 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 }
 
 export default async function LeasePage({ params }: Props) {
+  const access = await pageAccess('PAGE /leases/[...id]');
+  if (!access.allowed) return <NotAllowed message={access.message} />;
   const parsed = await idFrom(params);
   if (!parsed.ok) return <MalformedLeaseId input={parsed.input} message={parsed.message} />;
+  // What the action panel offers; the API decides again on every request.
+  const role = access.principal?.role ?? null;
+  const abilities = { fenced: can(role, 'lease:force'), unfenced: can(role, 'lease:force-unfenced') };
   return (
     // The lease is read in the browser, where the live stream keeps it current.
     <Suspense fallback={<LeaseSkeleton id={parsed.id} />}>
-      <LeaseDetailView key={parsed.id} id={parsed.id} />
+      <LeaseDetailView key={parsed.id} id={parsed.id} abilities={abilities} />
     </Suspense>
   );
 }

@@ -10,6 +10,7 @@ import { guardRequest } from '@/lib/api/guard';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { allowedMethods } from '@/lib/api/refusal';
 import { demoStatus, setDemoFaults } from '@/lib/queries/demo';
+import { requireAccess } from '@/lib/auth/guard';
 
 export const dynamic = 'force-dynamic';
 
@@ -19,6 +20,7 @@ const demoBody = z.strictObject({ faults: z.boolean() });
 export async function GET(request: Request) {
   try {
     guardRequest(request); // a GET that carries a body skips proxy.ts too
+    await requireAccess(request, 'GET /api/v1/demo');
     const status = await demoStatus();
     return Response.json(status ? { running: true, ...status } : { running: false }, { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
@@ -28,7 +30,9 @@ export async function GET(request: Request) {
 
 export async function POST(request: Request) {
   try {
-    const body = demoBody.safeParse(await readJsonBody(request, { limitBytes: BODY_LIMIT_BYTES }));
+    const json = await readJsonBody(request, { limitBytes: BODY_LIMIT_BYTES });
+    await requireAccess(request, 'POST /api/v1/demo');
+    const body = demoBody.safeParse(json);
     if (!body.success) throw invalidBody('The body must be a JSON object with one field, "faults": true or false.');
     return Response.json({ running: true, ...(await setDemoFaults(body.data.faults)) }, { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {

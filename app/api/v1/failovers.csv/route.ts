@@ -3,6 +3,7 @@ import { failoversCsvQuery } from '@/lib/api/query-schemas';
 import { getStore } from '@/lib/db';
 import { errorResponse } from '@/lib/errors';
 import { failoversCsv } from '@/lib/queries/failovers';
+import { requireAccess } from '@/lib/auth/guard';
 
 export const dynamic = 'force-dynamic';
 
@@ -13,6 +14,7 @@ export const dynamic = 'force-dynamic';
  */
 export async function GET(request: Request) {
   try {
+    await requireAccess(request, 'GET /api/v1/failovers.csv');
     const query = parseQuery(failoversCsvQuery, new URL(request.url).searchParams);
     const file = await failoversCsv(await getStore(), query, request.signal);
     if (!file) return new Response(null, { status: 499 }); // the client went away

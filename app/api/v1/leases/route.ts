@@ -3,6 +3,7 @@ import { leasesQuery } from '@/lib/api/query-schemas';
 import { getStore } from '@/lib/db';
 import { errorResponse } from '@/lib/errors';
 import { leaseListReply } from '@/lib/queries/lease-list-reply';
+import { requireAccess } from '@/lib/auth/guard';
 
 export const dynamic = 'force-dynamic';
 
@@ -14,6 +15,7 @@ export const dynamic = 'force-dynamic';
 export async function GET(request: Request) {
   const started = performance.now();
   try {
+    await requireAccess(request, 'GET /api/v1/leases');
     const filter = parseQuery(leasesQuery, new URL(request.url).searchParams);
     const reply = await leaseListReply(await getStore(), filter, started);
     return new Response(reply.body, {

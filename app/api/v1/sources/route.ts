@@ -2,12 +2,14 @@ import { getConfig } from '@/lib/config';
 import { getStore } from '@/lib/db';
 import { errorResponse } from '@/lib/errors';
 import { listSources } from '@/lib/queries/console';
+import { requireAccess } from '@/lib/auth/guard';
 
 export const dynamic = 'force-dynamic';
 
 /** GET /api/v1/sources : every source with its health and, for etcd, the cluster's leader, Raft term and members. */
-export async function GET() {
+export async function GET(request: Request) {
   try {
+    await requireAccess(request, 'GET /api/v1/sources');
     return Response.json({ sources: await listSources(await getStore(), getConfig()) }, { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return errorResponse(error);

@@ -10,6 +10,7 @@ import { getStore } from '@/lib/db';
 import { errorResponse } from '@/lib/errors';
 import { ensureRelay } from '@/lib/live/relay';
 import { admitStreamClient, openLiveStream, streamOptions } from '@/lib/live/stream';
+import { requireAccess } from '@/lib/auth/guard';
 
 export const dynamic = 'force-dynamic';
 
@@ -18,6 +19,7 @@ const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Con
 export async function GET(request: Request) {
   let options, admission, store;
   try {
+    await requireAccess(request, 'GET /api/v1/stream');
     options = streamOptions(request.headers.get('last-event-id'), parseQuery(streamQuery, new URL(request.url).searchParams));
     admission = admitStreamClient(clientAddress(request.headers));
     if (!admission.ok) return admission.response;
@@ -31,6 +33,11 @@ export async function GET(request: Request) {
 }
 
 // HEAD: the headers alone. (Next would otherwise run GET and never read its stream.)
-export function HEAD() {
+export async function HEAD(request: Request) {
+  try {
+    await requireAccess(request, 'GET /api/v1/stream');
+  } catch (error) {
+    return errorResponse(error);
+  }
   return new Response(null, { headers: HEADERS });
 }

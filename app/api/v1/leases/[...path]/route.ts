@@ -1,7 +1,16 @@
+import { changedResponse, forceResponse, parseForcePath } from '@/lib/admin/force-path';
+import { forceExpireLease } from '@/lib/admin/force-expire-lease';
+import { forceReleaseLease } from '@/lib/admin/force-release-lease';
+import { ChangedSinceSeenError, forceBody } from '@/lib/admin/force-request';
+import { auditRefusal } from '@/lib/admin/guarded-force';
+import { readJsonBody } from '@/lib/api/body';
 import { parseLeasePath } from '@/lib/api/params';
+import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
+import { parseBody } from '@/lib/auth/requests';
 import { getStore } from '@/lib/db';
 import { errorResponse } from '@/lib/errors';
 import { readLeasePath } from '@/lib/queries/lease-path';
+import { requireAccess } from '@/lib/auth/guard';
 
 export const dynamic = 'force-dynamic';
 
@@ -16,9 +25,36 @@ type Params = { params: Promise<{ path: string[] }> };
  */
 export async function GET(request: Request, { params }: Params) {
   try {
+    await requireAccess(request, 'GET /api/v1/leases/[...path]');
     const path = parseLeasePath((await params).path, new URL(request.url).searchParams);
     return Response.json(await readLeasePath(await getStore(), path), { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return errorResponse(error);
   }
 }
+
+/**
+ * POST /api/v1/leases/{id}/force-expire | /force-release  { expectedHolder, expectedToken, reason,
+ * quarantineMs?, acknowledgeUnfenced?, dryRun? } (lib/admin). Reads its body itself (lib/api/body.ts).
+ */
+export async function POST(request: Request, { params }: Params) {
+  try {
+    const { leaseId, action } = parseForcePath((await params).path);
+    const body = parseBody(forceBody, await readJsonBody(request, { limitBytes: 64 * 1024 }), 'The body must be { "expectedHolder", "expectedToken", "reason" } with optional "quarantineMs", "acknowledgeUnfenced" and "dryRun"');
+    const store = await getStore();
+    const principal = (await requireAccess(request, 'POST /api/v1/leases/[...path]', {
+      onForbidden: (who, error) => auditRefusal(action, { store, leaseId, body, principal: who }, error),
+    }))!;
+    const run = action === 'force-expire' ? forceExpireLease : forceReleaseLease;
+    return forceResponse(await run({ store, leaseId, body, principal }));
+  } catch (error) {
+    return error instanceof ChangedSinceSeenError ? changedResponse(error) : apiErrorResponse(error);
+  }
+}
+
+// Requests with a body to a force path skip proxy.ts, and with it its 405s.
+const { notAllowed, options } = methodHandlers(['GET', 'HEAD', 'OPTIONS', 'POST']);
+export const OPTIONS = options;
+export const PUT = notAllowed;
+export const PATCH = notAllowed;
+export const DELETE = notAllowed;

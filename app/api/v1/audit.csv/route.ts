@@ -1,0 +1,30 @@
+// GET /api/v1/audit.csv?since=&until=&actor=&lease=&action=&phase=&limit= : the audit log as a
+// spreadsheet (operator and admin), at most `limit` (100,000) rows, newest first.
+import { parseQuery } from '@/lib/api/params';
+import { auditCsvQuery } from '@/lib/api/query-schemas';
+import { requireAccess } from '@/lib/auth/guard';
+import { getStore } from '@/lib/db';
+import { errorResponse } from '@/lib/errors';
+import { auditCsv } from '@/lib/queries/audit';
+
+export const dynamic = 'force-dynamic';
+
+export async function GET(request: Request) {
+  try {
+    await requireAccess(request, 'GET /api/v1/audit.csv');
+    const query = parseQuery(auditCsvQuery, new URL(request.url).searchParams);
+    const file = await auditCsv(await getStore(), query, request.signal);
+    if (!file) return new Response(null, { status: 499 }); // the client went away
+    return new Response(file.csv, {
+      headers: {
+        'Content-Type': 'text/csv; charset=utf-8',
+        'Content-Disposition': `attachment; filename="${file.filename}"`,
+        'Cache-Control': 'no-store',
+        'X-Leasehold-Rows': String(file.rows),
+        'X-Leasehold-Truncated': String(file.truncated),
+      },
+    });
+  } catch (error) {
+    return errorResponse(error);
+  }
+}

@@ -1,0 +1,42 @@
+// POST /api/v1/auth/logout            ends this session; { "everywhere": true } ends every session of its user.
+// Always 200 with the cookie cleared: signing out twice is not an error.
+import { z } from 'zod';
+import { readJsonBody } from '@/lib/api/body';
+import { allowedMethods } from '@/lib/api/refusal';
+import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
+import { clearedSessionCookies, isHttps } from '@/lib/auth/cookies';
+import { authenticate } from '@/lib/auth/principal';
+import { parseBody } from '@/lib/auth/requests';
+import { endSession } from '@/lib/auth/session';
+import { getConfig } from '@/lib/config';
+import { getStore } from '@/lib/db';
+import { deleteUserSessions } from '@/lib/db/sessions';
+
+export const dynamic = 'force-dynamic';
+
+const logoutBody = z.strictObject({ everywhere: z.boolean().default(false) });
+
+export async function POST(request: Request) {
+  try {
+    const hasBody = request.headers.get('content-length') !== null || request.headers.get('transfer-encoding') !== null;
+    const body = hasBody ? parseBody(logoutBody, await readJsonBody(request, { limitBytes: 1024 }), 'The body must be empty or { "everywhere": true }') : { everywhere: false };
+    const store = await getStore();
+    const principal = request.headers.get('authorization') === null ? await authenticate(store, getConfig(), request.headers) : null;
+    if (principal?.sessionId) {
+      if (body.everywhere && principal.userId) await deleteUserSessions(store, principal.userId);
+      else await endSession(store, principal.sessionId);
+    }
+    const headers = new Headers({ 'Cache-Control': 'no-store' });
+    for (const cookie of clearedSessionCookies(isHttps(request))) headers.append('Set-Cookie', cookie);
+    return Response.json({ signedIn: false }, { headers });
+  } catch (error) {
+    return apiErrorResponse(error);
+  }
+}
+
+const { notAllowed, options } = methodHandlers(allowedMethods('/api/v1/auth/logout')!);
+export const OPTIONS = options;
+export const GET = notAllowed;
+export const PUT = notAllowed;
+export const PATCH = notAllowed;
+export const DELETE = notAllowed;

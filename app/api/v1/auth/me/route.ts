@@ -1,0 +1,16 @@
+// GET /api/v1/auth/me : who this request is, { signedIn, name, role, method }; all null when nobody.
+import { authenticate } from '@/lib/auth/principal';
+import { principalView } from '@/lib/auth/requests';
+import { getConfig } from '@/lib/config';
+import { getStore } from '@/lib/db';
+import { errorResponse } from '@/lib/errors';
+
+export const dynamic = 'force-dynamic';
+
+export async function GET(request: Request) {
+  try {
+    return Response.json(principalView(await authenticate(await getStore(), getConfig(), request.headers)), { headers: { 'Cache-Control': 'no-store' } });
+  } catch (error) {
+    return errorResponse(error);
+  }
+}

@@ -1,0 +1,31 @@
+// POST /api/v1/leases/{id}/force-expire and /force-release: what the path names, and the
+// answers (docs/api.md). The route (app/api/v1/leases/[...path]/route.ts) stays thin.
+import { NotFoundError, leaseIdParam } from '../api/params';
+import type { ForceAction } from '../sources/force';
+import type { ForceOutcome } from './guarded-force';
+import { ChangedSinceSeenError } from './force-request';
+
+const ACTIONS: readonly string[] = ['force-expire', 'force-release'];
+
+/** The lease id and the action of the path's segments; 404 when the path names no action. */
+export function parseForcePath(segments: readonly string[]): { leaseId: string; action: ForceAction } {
+  const last = segments.at(-1);
+  if (segments.length < 2 || last === undefined || !ACTIONS.includes(last)) {
+    throw new NotFoundError('POST goes to /api/v1/leases/{id}/force-expire or /api/v1/leases/{id}/force-release.');
+  }
+  return { leaseId: leaseIdParam(segments.slice(0, -1)), action: last as ForceAction };
+}
+
+export function forceResponse(outcome: ForceOutcome): Response {
+  const headers = { 'Cache-Control': 'no-store' };
+  if (outcome.dryRun) return Response.json({ dryRun: true, leaseId: outcome.lease.id, plan: outcome.plan }, { headers });
+  return Response.json({ previousToken: outcome.previousToken, newToken: outcome.newToken, auditId: outcome.auditId, leaseId: outcome.lease.id, detail: outcome.detail }, { headers });
+}
+
+/** 409 with the lease as it is now, and what the backend holds. */
+export function changedResponse(error: ChangedSinceSeenError): Response {
+  return Response.json(
+    { error: error.code, message: error.message, current: error.current, backend: error.backend, auditId: error.auditId },
+    { status: 409, headers: { 'Cache-Control': 'no-store' } },
+  );
+}

@@ -1,0 +1,153 @@
+// The steps every forced action takes (DESIGN.md section 6), in this order:
+//   1. the lease, as the store last saw it (404 when it has none by that id);
+//   2. the action's own rules (force-expire-lease.ts, force-release-lease.ts): role, fencing,
+//      acknowledgement — a refusal is audited (403, 422);
+//   3. a dry run stops here with the plan: what would be sent, nothing sent, nothing audited;
+//   4. a `requested` audit entry, before anything is sent to the backend;
+//   5. one compare-and-set on the backend (lib/sources/*/force.ts) against the holder and the
+//      token the person saw;
+//   6. a result entry: done (previous and new token), refused 409 (not the state seen: the
+//      answer carries the lease as it is now) or 422, or error (the backend did not answer:
+//      whether it was applied is then unknown, and the entry says so);
+//   7. on success, a force_expired / force_released event in the lease's history.
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../auth/principal';
+import type { SourceConfig } from '../config';
+import { NotFoundError } from '../api/params';
+import { appendAdminLeaseEvent } from '../db/admin-events';
+import { appendAudit, type AuditInput } from '../db/audit';
+import { readLeaseView } from '../db/leases';
+import type { Store } from '../db/store';
+import type { LeaseView } from '../domain/types';
+import { logger } from '../log';
+import { SourceUnavailableError } from '../sources/errors';
+import { ForceConflictError, ForceNotPossibleError, type ForceAction, type ForceDone, type ForcePlan, type ForceRequest } from '../sources/force';
+import { forceActionsOf } from './backend-actions';
+import { BackendUnavailableError, ChangedSinceSeenError, NotPossibleError, type ForceBody } from './force-request';
+
+/** How long the backend may take to apply an action before it counts as not answering. */
+const EXECUTE_TIMEOUT_MS = 15_000;
+
+export type ForceContext = {
+  store: Store;
+  leaseId: string;
+  body: ForceBody;
+  principal: Principal;
+  /** The configured sources; this process's config when not given (tests give their own). */
+  sources?: readonly SourceConfig[];
+};
+
+export type ForceOutcome =
+  | { dryRun: true; plan: ForcePlan; lease: LeaseView }
+  | { dryRun: false; previousToken: string | null; newToken: string | null; auditId: string; lease: LeaseView; detail: Record<string, unknown> };
+
+/** Refuses the action before the backend is touched; audited as `refused` (unless a dry run). */
+export class ActionRefusal extends Error {
+  constructor(readonly error: Error & { status: number }) {
+    super(error.message);
+  }
+}
+
+export type ActionRules = (lease: LeaseView, context: ForceContext) => void;
+
+function auditBase(action: ForceAction, context: ForceContext, requestId: string): Omit<AuditInput, 'phase'> {
+  const { principal, body, leaseId } = context;
+  return {
+    requestId,
+    action,
+    actor: principal.name,
+    actorRole: principal.role,
+    authMethod: principal.method,
+    clientAddress: principal.address,
+    leaseId,
+    reason: body.reason,
+    expectedHolder: body.expectedHolder,
+    expectedToken: body.expectedToken,
+    dryRun: false,
+    detail: { ...(body.quarantineMs ? { quarantineMs: body.quarantineMs } : {}), ...(body.acknowledgeUnfenced ? { acknowledgeUnfenced: true } : {}) },
+  };
+}
+
+/** Records a refusal that happened before the action began (a 403 from the route's rule). */
+export async function auditRefusal(action: ForceAction, context: ForceContext, error: Error & { status: number }): Promise<void> {
+  if (context.body.dryRun) return;
+  const base = auditBase(action, context, randomUUID());
+  await appendAudit(context.store, { ...base, phase: 'requested' });
+  await appendAudit(context.store, { ...base, phase: 'refused', status: error.status, detail: { ...(base.detail as object), message: error.message } });
+}
+
+export async function runForceAction(action: ForceAction, context: ForceContext, rules: ActionRules): Promise<ForceOutcome> {
+  const { store, leaseId, body } = context;
+  const lease = await readLeaseView(store, leaseId, async () => 0);
+  if (!lease) throw new NotFoundError(`No lease "${leaseId}" has been observed.`);
+  try {
+    rules(lease, context);
+  } catch (error) {
+    if (error instanceof ActionRefusal) {
+      await auditRefusal(action, context, error.error);
+      throw error.error;
+    }
+    throw error;
+  }
+  const request: ForceRequest = { action, key: lease.key, expectedHolder: body.expectedHolder, expectedToken: body.expectedToken, quarantineMs: body.quarantineMs };
+  const actions = forceActionsOf(store, lease.source, context.sources);
+  if (body.dryRun) {
+    try {
+      return { dryRun: true, plan: await actions.plan(request, AbortSignal.timeout(EXECUTE_TIMEOUT_MS)), lease };
+    } catch (error) {
+      throw publicError(error);
+    }
+  }
+  const base = auditBase(action, context, randomUUID());
+  await appendAudit(store, { ...base, phase: 'requested' });
+  let done: ForceDone;
+  try {
+    done = await actions.execute(request, AbortSignal.timeout(EXECUTE_TIMEOUT_MS));
+  } catch (error) {
+    throw await auditFailure(context, base, error);
+  }
+  const entry = await appendAudit(store, {
+    ...base,
+    phase: 'done',
+    status: 200,
+    actualHolder: body.expectedHolder,
+    actualToken: done.previousToken,
+    previousToken: done.previousToken,
+    newToken: done.newToken,
+    detail: { ...(base.detail as object), ...done.detail },
+  });
+  await appendAdminLeaseEvent(store, {
+    leaseId,
+    type: action === 'force-expire' ? 'force_expired' : 'force_released',
+    at: new Date(entry.at),
+    previousHolder: body.expectedHolder,
+    previousToken: done.previousToken,
+    newToken: done.newToken,
+    auditId: entry.id,
+    detail: { actor: context.principal.name, reason: body.reason, ...(body.quarantineMs ? { quarantineMs: body.quarantineMs } : {}) },
+  }).catch((error: unknown) => logger('admin').error({ leaseId, error: (error as Error).message }, 'the force event could not be added to the lease history'));
+  return { dryRun: false, previousToken: done.previousToken, newToken: done.newToken, auditId: entry.id.toString(), lease, detail: done.detail };
+}
+
+/** The result entry of an action that did not complete, and the error to answer with. */
+async function auditFailure(context: ForceContext, base: Omit<AuditInput, 'phase'>, error: unknown): Promise<Error> {
+  const { store, leaseId } = context;
+  if (error instanceof ForceConflictError) {
+    const entry = await appendAudit(store, { ...base, phase: 'refused', status: 409, actualHolder: error.current?.holder ?? null, actualToken: error.current?.token ?? null });
+    const current = await readLeaseView(store, leaseId, async () => 0);
+    return new ChangedSinceSeenError(error.message, current, error.current, entry.id.toString());
+  }
+  if (error instanceof ForceNotPossibleError) {
+    await appendAudit(store, { ...base, phase: 'refused', status: 422, detail: { ...(base.detail as object), message: error.message } });
+    return publicError(error);
+  }
+  const message = error instanceof SourceUnavailableError ? error.message : 'the backend did not answer in time';
+  await appendAudit(store, { ...base, phase: 'error', status: 503, detail: { ...(base.detail as object), message, outcome: 'unknown' } });
+  return new BackendUnavailableError(`${message}. Whether the action was applied is not known: look at the lease before trying again.`);
+}
+
+function publicError(error: unknown): Error {
+  if (error instanceof ForceNotPossibleError) return new NotPossibleError(error.code === 'not_found' ? 'not_found_on_backend' : error.code, error.message);
+  if (error instanceof SourceUnavailableError) return new BackendUnavailableError(error.message);
+  return error as Error;
+}

@@ -1,0 +1,44 @@
+// What each role may do: the one table (DESIGN.md section 6). Every page, route handler and
+// stream asks `can(role, permission)` through lib/auth/guard.ts; tests/integration/
+// role-matrix.test.ts checks every route of the app against lib/auth/route-rules.ts.
+import type { Role } from '../config/auth-schema';
+
+export type { Role };
+
+export const PERMISSIONS = {
+  /** Leases, events, failovers, sources, the live stream, /metrics. */
+  read: 'see leases, events, failovers, sources and metrics',
+  /** The audit log. */
+  'audit:read': 'read the audit log',
+  /** Force-expire or force-release a fenced lease (its token is bumped). */
+  'lease:force': 'force-expire or force-release a fenced lease',
+  /** Force-release an unfenced lease, whose old holder may still act. */
+  'lease:force-unfenced': 'force-release an unfenced lease',
+  /** Turn the embedded demo's faults on and off. */
+  'demo:control': 'turn the demo fleet\'s faults on and off',
+  /** Users and API tokens. */
+  'users:manage': 'manage users and API tokens',
+} as const;
+
+export type Permission = keyof typeof PERMISSIONS;
+
+export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
+  viewer: ['read'],
+  operator: ['read', 'audit:read', 'lease:force', 'demo:control'],
+  admin: ['read', 'audit:read', 'lease:force', 'lease:force-unfenced', 'demo:control', 'users:manage'],
+};
+
+export const ROLE_ORDER: readonly Role[] = ['viewer', 'operator', 'admin'];
+
+export function can(role: Role | null, permission: Permission): boolean {
+  return role !== null && ROLE_PERMISSIONS[role].includes(permission);
+}
+
+/** The lower of two roles: a user's token acts with at most its user's role. */
+export function lowerRole(a: Role, b: Role): Role {
+  return ROLE_ORDER.indexOf(a) <= ROLE_ORDER.indexOf(b) ? a : b;
+}
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLE_ORDER as readonly string[]).includes(value);
+}

@@ -1,0 +1,55 @@
+// Who may call what: every route handler and page of app/, by method and path as the app
+// folder names it (route groups left out), with the permission it needs or "public".
+// tests/integration/role-matrix.test.ts lists the app's routes from its files: a route or
+// method missing here fails it, and it calls each one as every kind of caller.
+import type { Permission } from './permissions';
+
+export type Rule = Permission | 'public';
+
+export const ROUTE_RULES = {
+  // Health checks say nothing sensitive: load balancers and orchestrators call them unauthenticated.
+  'GET /api/health': 'public',
+  'GET /api/health/live': 'public',
+  // Any other /api/ path: the same 404 to everybody.
+  'GET /api/[...missing]': 'public',
+  // Signing in and out, and who am I.
+  'POST /api/v1/auth/login': 'public',
+  'POST /api/v1/auth/logout': 'public',
+  'GET /api/v1/auth/me': 'public',
+  'GET /api/v1/auth/oidc/login': 'public',
+  'GET /api/v1/auth/oidc/callback': 'public',
+  // Reading.
+  'GET /api/v1/leases': 'read',
+  'GET /api/v1/leases/[...path]': 'read',
+  'GET /api/v1/failovers': 'read',
+  'GET /api/v1/failovers.csv': 'read',
+  'GET /api/v1/sources': 'read',
+  'GET /api/v1/stream': 'read',
+  'GET /api/v1/demo': 'read',
+  'GET /metrics': 'read',
+  // Acting. Force on an unfenced lease needs lease:force-unfenced on top (lib/admin).
+  'POST /api/v1/leases/[...path]': 'lease:force',
+  'POST /api/v1/demo': 'demo:control',
+  'GET /api/v1/audit': 'audit:read',
+  'GET /api/v1/audit.csv': 'audit:read',
+  // Users and tokens.
+  'GET /api/v1/users': 'users:manage',
+  'POST /api/v1/users': 'users:manage',
+  'PATCH /api/v1/users/[id]': 'users:manage',
+  'GET /api/v1/tokens': 'users:manage',
+  'POST /api/v1/tokens': 'users:manage',
+  'DELETE /api/v1/tokens/[id]': 'users:manage',
+  // Pages.
+  'PAGE /login': 'public',
+  'PAGE /': 'read',
+  'PAGE /leases/[...id]': 'read',
+  'PAGE /failovers': 'read',
+  'PAGE /sources': 'read',
+  'PAGE /alerts': 'read',
+  'PAGE /digest': 'read',
+  'PAGE /audit': 'audit:read',
+  'PAGE /settings': 'users:manage',
+} as const satisfies Record<string, Rule>;
+
+export type RouteKey = keyof typeof ROUTE_RULES;
+export type PageKey = Extract<RouteKey, `PAGE ${string}`>;

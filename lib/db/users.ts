@@ -1,0 +1,67 @@
+// The User table: local users (scrypt password) and users who sign in by OIDC.
+import { randomUUID } from 'node:crypto';
+import type { Role } from '../domain/roles';
+import type { Store } from './store';
+
+export type UserRecord = Awaited<ReturnType<Store['prisma']['user']['findMany']>>[number];
+
+/** What the API and the settings page show of a user: never the password hash. */
+export type UserView = { id: string; name: string; role: Role; signsInWith: 'password' | 'oidc'; createdAt: string; disabledAt: string | null };
+
+export function userView(user: UserRecord): UserView {
+  return {
+    id: user.id,
+    name: user.name,
+    role: user.role,
+    signsInWith: user.oidcSubject ? 'oidc' : 'password',
+    createdAt: user.createdAt.toISOString(),
+    disabledAt: user.disabledAt?.toISOString() ?? null,
+  };
+}
+
+export class UserExistsError extends Error {
+  constructor(readonly userName: string) {
+    super(`A user named "${userName}" already exists.`);
+    this.name = 'UserExistsError';
+  }
+}
+
+export async function createUser(store: Store, user: { name: string; role: Role; passwordHash: string | null }): Promise<UserRecord> {
+  try {
+    return await store.prisma.user.create({ data: { id: randomUUID(), ...user } });
+  } catch (error) {
+    if ((error as { code?: string }).code === 'P2002') throw new UserExistsError(user.name);
+    throw error;
+  }
+}
+
+export const findUserByName = (store: Store, name: string) => store.prisma.user.findUnique({ where: { name } });
+export const findUserById = (store: Store, id: string) => store.prisma.user.findUnique({ where: { id } });
+export const listUsers = (store: Store) => store.prisma.user.findMany({ orderBy: { name: 'asc' } });
+export const countAdmins = (store: Store) => store.prisma.user.count({ where: { role: 'admin', disabledAt: null } });
+
+/** Changes a user's role, password or disabled state; disabling or a new password ends their sessions. */
+export async function updateUser(store: Store, id: string, change: { role?: Role; passwordHash?: string; disabled?: boolean }): Promise<UserRecord> {
+  const disabledAt = change.disabled === undefined ? undefined : change.disabled ? new Date() : null;
+  return store.prisma.$transaction(async (tx) => {
+    const user = await tx.user.update({ where: { id }, data: { role: change.role, passwordHash: change.passwordHash, disabledAt } });
+    if (change.disabled || change.passwordHash !== undefined) await tx.session.deleteMany({ where: { userId: id } });
+    return user;
+  });
+}
+
+/**
+ * The user an OIDC identity signs in as: found by issuer and subject, made on first sign-in,
+ * its role set from the provider's groups at every sign-in. A local user's name is never
+ * taken over: an OIDC user whose name is taken gets "<name>@<issuer host>".
+ */
+export async function upsertOidcUser(store: Store, identity: { issuer: string; subject: string; name: string; role: Role }): Promise<UserRecord> {
+  const where = { oidcIssuer_oidcSubject: { oidcIssuer: identity.issuer, oidcSubject: identity.subject } };
+  const existing = await store.prisma.user.findUnique({ where });
+  if (existing) return store.prisma.user.update({ where: { id: existing.id }, data: { role: identity.role } });
+  const taken = await store.prisma.user.findUnique({ where: { name: identity.name } });
+  const name = taken ? `${identity.name}@${new URL(identity.issuer).host}` : identity.name;
+  return store.prisma.user.create({
+    data: { id: randomUUID(), name, role: identity.role, passwordHash: null, oidcIssuer: identity.issuer, oidcSubject: identity.subject },
+  });
+}
