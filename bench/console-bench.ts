@@ -107,7 +107,7 @@ const peerUrl = `http://127.0.0.1:${(peer.address() as AddressInfo).port}/`;
 // ------------------------------------------------------------------ Leasehold
 const server = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
   cwd: ROOT,
-  env: { ...process.env, DATABASE_URL: db.url, PORT: String(PORT), HOST: '127.0.0.1', LEASEHOLD_COLLECTOR: 'off', LEASEHOLD_CONFIG: undefined },
+  env: { ...process.env, LEASEHOLD_ANONYMOUS_ROLE: 'viewer', DATABASE_URL: db.url, PORT: String(PORT), HOST: '127.0.0.1', LEASEHOLD_COLLECTOR: 'off', LEASEHOLD_CONFIG: undefined },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
 // A crash of the benchmark must not leave the server running (it would skew the next run).

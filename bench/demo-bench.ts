@@ -59,7 +59,7 @@ async function run(demo: boolean, port: number, seconds: number) {
   const started = performance.now();
   const server = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LEASEHOLD_DATA_DIR: dataDir, DATABASE_URL: undefined, LEASEHOLD_CONFIG: undefined, LEASEHOLD_DEMO: demo ? undefined : 'off' },
+    env: { ...process.env, LEASEHOLD_ANONYMOUS_ROLE: 'viewer', PORT: String(port), HOST: '127.0.0.1', LEASEHOLD_DATA_DIR: dataDir, DATABASE_URL: undefined, LEASEHOLD_CONFIG: undefined, LEASEHOLD_DEMO: demo ? undefined : 'off' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;

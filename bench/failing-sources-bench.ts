@@ -377,6 +377,7 @@ async function runCase(code: 'after' | 'before', sourcesKind: 'failing' | 'healt
   writeFileSync(configFile, JSON.stringify({ pollMs: 1000, sources }, null, 2));
   const env: Record<string, string | undefined> = {
     ...process.env,
+    LEASEHOLD_ANONYMOUS_ROLE: 'viewer',
     PORT: '',
     HOST: '127.0.0.1',
     LEASEHOLD_CONFIG: configFile,

@@ -216,7 +216,7 @@ const consoleProcess = spawn(process.execPath, ['--import', 'tsx', path.join(roo
   cwd: root,
   stdio: 'inherit',
   detached: true,
-  env: { ...process.env, PORT: String(options.port), HOST: '127.0.0.1', DATABASE_URL: storeUrl, LEASEHOLD_CONFIG: configFile, LEASEHOLD_DEMO: 'off' },
+  env: { ...process.env, LEASEHOLD_ANONYMOUS_ROLE: 'viewer', PORT: String(options.port), HOST: '127.0.0.1', DATABASE_URL: storeUrl, LEASEHOLD_CONFIG: configFile, LEASEHOLD_DEMO: 'off' },
 });
 /** Signals the console's whole process group (scripts/start.ts, and its build or `next start`). */
 const signalConsole = (signal: NodeJS.Signals) => {

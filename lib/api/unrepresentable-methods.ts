@@ -26,6 +26,17 @@ export function refuseUnrepresentableMethods(): void {
       // The address the request came from, which a route handler cannot see: stamped here,
       // over anything the client sent under that name (lib/live/stream.ts counts by it).
       request.headers[PEER_HEADER] = request.socket.remoteAddress ?? '';
+      // A path with a malformed percent-escape: Next answers it with a bare 500 while decoding
+      // route parameters, before any handler runs, and a request with a body to a route that
+      // reads one never passes proxy.ts (which answers it for the others). A 400 here, for all.
+      const target = (request.url ?? '/').split('?')[0]!;
+      if (!decodable(target)) {
+        const message = 'The request path holds a malformed percent-escape (such as "%E0%A4%A"): encode lease ids with encodeURIComponent.';
+        const api = allowedMethods(target) !== null;
+        response.writeHead(400, { 'Content-Type': api ? 'application/json' : 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'close' });
+        response.end(api ? JSON.stringify({ error: 'invalid_path', message }) : `400 Bad Request: ${message}\n`);
+        return true;
+      }
       if (UNREPRESENTABLE.has(request.method ?? '')) {
         const path = (request.url ?? '/').split('?')[0]!;
         const refusal = methodNotAllowed(request.method!, allowedMethods(path) ?? ['GET', 'HEAD', 'OPTIONS']);
@@ -37,4 +48,13 @@ export function refuseUnrepresentableMethods(): void {
     }
     return (emit as (this: http.Server, event: string | symbol, ...args: unknown[]) => boolean).call(this, event, ...args);
   } as typeof emit;
+}
+
+function decodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

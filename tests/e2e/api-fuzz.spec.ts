@@ -14,6 +14,7 @@ import { createLeaseClient, type Lease } from '../../lib/lease';
 import { EMBEDDED_URL, OBSERVING_URL } from '../../playwright.config';
 import { rawRequest, type RawRequest, type RawResponse } from '../support/raw-http';
 import { testServices } from '../support/services';
+import { credentials } from './credentials';
 import { OBSERVED } from './observed';
 
 const EMBEDDED = Number(new URL(EMBEDDED_URL).port);
@@ -156,26 +157,32 @@ test.describe('point 10: Host, Origin, Content-Type and body size', () => {
     expect(json(plain).error).toBe('unsupported_media_type');
     expect((await demoPost([['Content-Type', 'application/x-www-form-urlencoded']], 'faults=false')).status).toBe(415);
 
-    // Same origin, JSON: through every check to the route's work. This server runs no demo
-    // (LEASEHOLD_DEMO=off): 404 not_found is that work's answer; a bad body is a 400 first.
+    // Same origin, JSON, by an operator: through every check to the route's work. This server
+    // runs no demo (LEASEHOLD_DEMO=off): 404 not_found is that work's answer; a bad body is a 400
+    // first. Anonymous visitors may only read: 403 at the role check, after the others.
+    const operator: [string, string] = ['Authorization', `Bearer ${credentials(EMBEDDED_URL).tokens.operator}`];
     for (const headers of [
-      [['Origin', `http://127.0.0.1:${EMBEDDED}`], ['Sec-Fetch-Site', 'same-origin'], ['Content-Type', 'application/json']],
-      [['Content-Type', 'application/json; charset=utf-8']], // curl, the CLI: no Origin, no Sec-Fetch-Site
+      [['Origin', `http://127.0.0.1:${EMBEDDED}`], ['Sec-Fetch-Site', 'same-origin'], ['Content-Type', 'application/json'], operator],
+      [['Content-Type', 'application/json; charset=utf-8'], operator], // curl, the CLI: no Origin, no Sec-Fetch-Site
     ] as [string, string][][]) {
       const served = await demoPost(headers);
       expect(served.status, served.body).toBe(404);
       expect(json(served).error).toBe('not_found');
     }
-    expect(json(await demoPost([['Content-Type', 'application/json']], '{"faults":"yes"}')).error).toBe('invalid_body');
-    expect(json(await demoPost([['Content-Type', 'application/json']], '{"faults":')).error).toBe('invalid_body');
+    const anonymous = await demoPost([['Content-Type', 'application/json']]);
+    expect([anonymous.status, json(anonymous).error]).toEqual([403, 'forbidden']);
+    expect(json(await demoPost([['Content-Type', 'application/json'], operator], '{"faults":"yes"}')).error).toBe('invalid_body');
+    expect(json(await demoPost([['Content-Type', 'application/json'], operator], '{"faults":')).error).toBe('invalid_body');
   });
 
   test("the console's own fetch, with the browser's own Origin and Sec-Fetch-Site, gets through", async ({ page }) => {
     await page.goto('/api/health/live');
-    const answer = await page.evaluate(async () => {
+    const answer = await page.evaluate(async (user) => {
+      // Signed in as an operator (a session cookie), as the console's pages are.
+      await fetch('/api/v1/auth/login', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(user) });
       const response = await fetch('/api/v1/demo', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ faults: false }) });
       return { status: response.status, body: (await response.json()) as { error?: string } };
-    });
+    }, credentials(EMBEDDED_URL).users.operator);
     // Through Host, Origin, Content-Type, size and shape to the route's work: no demo runs here.
     expect(answer).toEqual({ status: 404, body: expect.objectContaining({ error: 'not_found' }) });
   });
@@ -260,6 +267,14 @@ const ROUTES: Route[] = [
   { path: () => '/api/health', params: [] },
   { path: () => '/api/health/live', params: [] },
   { path: () => '/metrics', params: [] },
+  { path: (id) => `/api/v1/leases/${id}/force-expire`, params: [], id: true },
+  { path: (id) => `/api/v1/leases/${id}/force-release`, params: [], id: true },
+  { path: () => '/api/v1/auth/login', params: [] },
+  { path: () => '/api/v1/auth/me', params: [] },
+  { path: () => '/api/v1/audit', params: ['since', 'until', 'actor', 'lease', 'action', 'phase', 'limit', 'cursor'] },
+  { path: () => '/api/v1/audit.csv', params: ['since', 'until', 'actor', 'lease', 'phase', 'limit'] },
+  { path: () => '/api/v1/users', params: [] },
+  { path: () => '/api/v1/tokens', params: [] },
 ];
 
 const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', 'application/json; charset=latin1', '', 'application/json\u0085'];
@@ -298,6 +313,18 @@ function requestArbitrary(port: number, knownIds: string[]) {
     { nil: undefined },
   );
   const origin = fc.constantFrom<[string, string][]>([], [], [['Origin', `http://${good}`]], [['Origin', 'https://evil.example']], [['Origin', 'null']], [['Sec-Fetch-Site', 'cross-site']], [['Sec-Fetch-Site', 'same-origin']]);
+  // Nobody, an operator and an admin (so the admin routes do their work), and tokens that are no good.
+  const tokens = credentials(`http://${good}`).tokens;
+  const authorization = fc.constantFrom<[string, string][]>(
+    [],
+    [],
+    [['Authorization', `Bearer ${tokens.operator}`]],
+    [['Authorization', `Bearer ${tokens.admin}`]],
+    [['Authorization', `Bearer ${tokens.revoked}`]],
+    [['Authorization', 'Bearer lh_0000000000000000_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx']],
+    [['Authorization', 'Basic dXNlcjpwYXNz']],
+    [['Authorization', `Bearer ${'x'.repeat(5_000)}`]],
+  );
   return fc
     .record({
       route: fc.constantFrom(...ROUTES),
@@ -306,11 +333,12 @@ function requestArbitrary(port: number, knownIds: string[]) {
       method,
       host,
       origin,
+      authorization,
       body,
     })
-    .map(({ route, id: leaseId, params, method: verb, host: hostHeader, origin: originHeaders, body: payload }): RawRequest => {
+    .map(({ route, id: leaseId, params, method: verb, host: hostHeader, origin: originHeaders, authorization: authHeaders, body: payload }): RawRequest => {
       const query = params.map(([name, text, raw]) => `${encode(name, false)}=${encode(text, raw)}`).join('&');
-      const headers: [string, string | null][] = [['Host', hostHeader], ...originHeaders];
+      const headers: [string, string | null][] = [['Host', hostHeader], ...originHeaders, ...authHeaders];
       const request: RawRequest = { method: verb, target: `${route.path(leaseId)}${query ? `?${query}` : ''}`, headers, timeoutMs: 15_000 };
       if (payload && verb !== 'GET' && verb !== 'HEAD') {
         if (payload.type) headers.push(['Content-Type', payload.type]);

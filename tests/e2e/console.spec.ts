@@ -1,5 +1,6 @@
 import { expect, test } from '@playwright/test';
-import { screenshot, watchConsole } from './support';
+import { EMBEDDED_URL } from '../../playwright.config';
+import { screenshot, signIn, watchConsole } from './support';
 
 const PAGES = [
   { path: '/', link: 'Overview', heading: 'Overview', empty: 'No leases yet: no sources are configured', shot: 'overview-empty' },
@@ -16,7 +17,11 @@ test('the overview lists the (empty) store with the console navigation in place'
   await expect(page.getByRole('main').getByRole('status')).toContainText('No leases yet: no sources are configured');
   await expect(page.getByRole('main').getByRole('status')).toContainText('leasehold.config.example.json');
   const nav = page.getByRole('navigation', { name: 'Console' });
-  for (const { link } of PAGES) await expect(nav.getByRole('link', { name: link })).toBeVisible();
+  // Not signed in, a visitor may read (this server allows it): the audit log and settings are not offered.
+  for (const { link } of PAGES.filter((p) => p.path !== '/audit')) await expect(nav.getByRole('link', { name: link })).toBeVisible();
+  await expect(nav.getByRole('link', { name: 'Audit log' })).toHaveCount(0);
+  await expect(nav.getByRole('link', { name: 'Settings' })).toHaveCount(0);
+  await expect(page.getByText('Not signed in (viewer)')).toBeVisible();
   await expect(nav.getByRole('link', { name: 'Overview' })).toHaveAttribute('aria-current', 'page');
   await screenshot(page, 'overview-empty');
   expect(errors).toEqual([]);
@@ -24,6 +29,7 @@ test('the overview lists the (empty) store with the console navigation in place'
 
 test('every console page is reachable from the navigation and explains its empty state', async ({ page }) => {
   const errors = watchConsole(page);
+  await signIn(page, 'operator', EMBEDDED_URL);
   await page.goto('/');
   for (const { path, link, heading, empty, shot } of PAGES) {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link }).click();

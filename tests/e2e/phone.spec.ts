@@ -7,7 +7,8 @@ import { expect, test, type Page } from '@playwright/test';
 import { createLeaseClient } from '../../lib/lease';
 import { testServices } from '../support/services';
 import { OBSERVED } from './observed';
-import { screenshot, watchConsole } from './support';
+import { OBSERVING_URL } from '../../playwright.config';
+import { screenshot, signIn, watchConsole } from './support';
 
 // A key of its own per worker: a worker started again after a failure runs beforeAll again.
 const KEY = `${OBSERVED.redisPrefix}phone/payments-reconciliation-eu-west-${Math.random().toString(36).slice(2, 6)}/leader`;
@@ -55,6 +56,7 @@ test('on a phone (390×844) no page is wider than the screen, and every page is 
   test.setTimeout(120_000);
   const errors = watchConsole(page);
   await page.setViewportSize({ width: 390, height: 844 });
+  await signIn(page, 'operator', OBSERVING_URL); // the audit log is an operator's
   for (const [name, url] of PAGES) {
     await open(page, url);
     expect(await pageWidth(page), `${name} (${url}) is wider than the phone`).toBeLessThanOrEqual(390);
@@ -112,6 +114,7 @@ test('on a desktop every page keeps to the window, and the kind tag of a lease s
   test.setTimeout(120_000);
   const errors = watchConsole(page);
   await page.setViewportSize({ width: 1280, height: 800 });
+  await signIn(page, 'operator', OBSERVING_URL);
   for (const [name, url] of PAGES) {
     await open(page, url);
     expect(await pageWidth(page), `${name} (${url})`).toBeLessThanOrEqual(1280);

@@ -32,7 +32,7 @@ test('a store that is down at start: the server waits for it, then observes with
   const port = 3107;
   const base = `http://127.0.0.1:${port}`;
   const server = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: late.toString(), LEASEHOLD_CONFIG: configFile },
+    env: { ...process.env, LEASEHOLD_ANONYMOUS_ROLE: 'viewer', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: late.toString(), LEASEHOLD_CONFIG: configFile },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

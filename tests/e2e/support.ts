@@ -55,3 +55,10 @@ export async function screenshot(page: Page, name: string) {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
+
+/** Signs the page's browser context in as the e2e server's user of `role` (tests/e2e/credentials.ts), by the API: its cookie is the context's. */
+export async function signIn(page: Page, role: 'viewer' | 'operator' | 'admin', baseUrl: string): Promise<void> {
+  const { credentials } = await import('./credentials');
+  const response = await page.request.post(`${baseUrl}/api/v1/auth/login`, { data: credentials(baseUrl).users[role], headers: { Origin: baseUrl } });
+  if (!response.ok()) throw new Error(`signing in as ${role} failed: ${response.status()} ${await response.text()}`);
+}

@@ -50,7 +50,7 @@ export async function startStreamServer(options: {
   const configFile = path.join(configDir, 'leasehold.config.json');
   const source = 'redis-stream';
   writeFileSync(configFile, JSON.stringify({ pollMs: 1000, sources: [{ name: source, backend: 'redis', urls: [services.redisUrl], match: [`${options.prefix}*`] }] }));
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(options.port), HOST: '127.0.0.1', LEASEHOLD_CONFIG: configFile, ...options.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, LEASEHOLD_ANONYMOUS_ROLE: 'viewer', PORT: String(options.port), HOST: '127.0.0.1', LEASEHOLD_CONFIG: configFile, ...options.env };
   delete env.LEASEHOLD_DEMO;
   let removeStore: () => Promise<void> | void;
   if (options.store === 'pglite') {
