@@ -20,6 +20,7 @@ export const POSTGRES_URL = 'http://127.0.0.1:3102';
 export const OBSERVING_URL = 'http://127.0.0.1:3104';
 export const DEMO_URL = 'http://127.0.0.1:3105';
 export const OUTAGE_URL = 'http://127.0.0.1:3106';
+export const OIDC_URL = 'http://127.0.0.1:3108';
 
 export default defineConfig({
   testDir: 'tests/e2e',
@@ -41,7 +42,7 @@ export default defineConfig({
     },
   },
   projects: [
-    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live|demo|outage|phone|role-matrix|admin-actions)\.spec\.ts/ },
+    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live|demo|outage|phone|role-matrix|admin-actions|oidc)\.spec\.ts/ },
     // No anonymous access here: sign-in, roles and admin actions (tests/e2e/serve.ts).
     { name: 'postgres', use: { baseURL: POSTGRES_URL }, testMatch: /(health|role-matrix|admin-actions)\.spec\.ts/ },
     { name: 'observing', use: { baseURL: OBSERVING_URL }, testMatch: /(observe|console-live|phone)\.spec\.ts/ },
@@ -50,6 +51,8 @@ export default defineConfig({
     // The demo's server is started by its spec (tests/e2e/demo.spec.ts), from an empty data
     // directory, so that its clock starts at the test's and its fleet loads nothing else.
     { name: 'demo', use: { baseURL: DEMO_URL }, testMatch: /demo\.spec\.ts/ },
+    // Single sign-on against a real OIDC provider: a server of its own, started by its spec.
+    { name: 'oidc', use: { baseURL: OIDC_URL }, testMatch: /oidc\.spec\.ts/ },
   ],
   // Each server starts on a store of its own, fresh for this run: a new PGlite directory,
   // a new PostgreSQL database. `npm test` builds first; the servers run `npm start`'s script.

@@ -95,3 +95,35 @@ test('a viewer sees the lease but no action controls, and the API refuses it any
     await client.close();
   }
 });
+
+test('the sign-in page, the settings page and the audit log fit a phone; an admin makes a token there and sees it once', async ({ page }) => {
+  const errors = watchConsole(page);
+  await page.setViewportSize({ width: 390, height: 844 });
+  const width = () => page.evaluate(() => document.documentElement.scrollWidth);
+  await page.goto('/login');
+  await expect(page.getByRole('heading', { name: 'Sign in' })).toBeVisible();
+  expect(await width()).toBeLessThanOrEqual(390);
+  await screenshot(page, 'phone-sign-in');
+  const admin = credentials(POSTGRES_URL).users.admin;
+  await page.getByLabel('Name').fill(admin.name);
+  await page.getByLabel('Password').fill(admin.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(`${POSTGRES_URL}/`);
+  await page.goto('/settings');
+  await expect(page.getByRole('table', { name: 'Users' })).toContainText('e2e-operator');
+  const tokens = page.getByRole('region', { name: 'API tokens' });
+  const name = `phone-${Date.now().toString(36)}`;
+  await tokens.getByLabel('Name').fill(name);
+  await tokens.getByRole('button', { name: 'Make token' }).click();
+  await expect(tokens.getByRole('status').first()).toContainText(name);
+  const shown = (await tokens.locator('pre').textContent())!;
+  expect(shown).toMatch(/^lh_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
+  expect((await fetch(`${POSTGRES_URL}/api/v1/leases`, { headers: { Authorization: `Bearer ${shown}` } })).status).toBe(200);
+  expect(await width()).toBeLessThanOrEqual(390);
+  await screenshot(page, 'phone-settings');
+  await page.goto('/audit');
+  await expect(page.getByRole('heading', { name: 'Audit log' })).toBeVisible();
+  expect(await width()).toBeLessThanOrEqual(390);
+  await screenshot(page, 'phone-audit');
+  expect(errors).toEqual([]);
+});

@@ -33,7 +33,8 @@ const env: Record<string, string | undefined> = {
   LEASEHOLD_DEMO_USERS: undefined,
   // Anonymous visitors may read, as most specs do; the postgres server signs everyone in
   // (tests/e2e/role-matrix.spec.ts, admin-actions.spec.ts).
-  LEASEHOLD_ANONYMOUS_ROLE: kind === 'postgres' ? 'none' : 'viewer',
+  // LEASEHOLD_E2E_ANONYMOUS=config: the config file decides (tests/e2e/oidc.spec.ts).
+  LEASEHOLD_ANONYMOUS_ROLE: process.env.LEASEHOLD_E2E_ANONYMOUS === 'config' ? undefined : kind === 'postgres' ? 'none' : 'viewer',
 };
 let cleanup: () => Promise<void> | void;
 if (kind === 'embedded' || kind === 'demo' || kind === 'observing' || kind === 'config') {
