@@ -13,7 +13,7 @@ import type { LeaseState } from '@/lib/domain/types';
 import styles from './lease-detail.module.css';
 
 const STATE_TONE: Record<LeaseState, BadgeTone> = { held: 'ok', free: 'muted', expired: 'bad', unknown: 'warn' };
-const PROBLEM_TONE: Record<Problem, BadgeTone> = { expired: 'bad', stale: 'warn', unknown: 'warn', late: 'bad', flapping: 'warn', unfenced: 'warn' };
+const PROBLEM_TONE: Record<Problem, BadgeTone> = { expired: 'bad', stale: 'warn', unknown: 'warn', late: 'bad', flapping: 'warn', unfenced: 'warn', quarantined: 'warn' };
 const PROBLEM_TEXT: Record<Problem, string> = {
   expired: 'expired',
   stale: 'stale',
@@ -21,6 +21,7 @@ const PROBLEM_TEXT: Record<Problem, string> = {
   late: 'late renewal',
   flapping: 'flapping',
   unfenced: 'unfenced',
+  quarantined: 'quarantined: held by Leasehold after a forced action',
 };
 
 export function StateBadges({ lease }: { lease: LeaseDetail }) {

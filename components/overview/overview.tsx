@@ -51,6 +51,7 @@ const PROBLEM_TEXT: Record<string, string> = {
   late: 'late renewals',
   flapping: 'flapping',
   unfenced: 'unfenced',
+  quarantined: 'quarantined after a forced action',
 };
 
 async function loadLeases(signal: AbortSignal): Promise<LeaseListResponse> {

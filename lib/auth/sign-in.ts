@@ -10,7 +10,10 @@ import type { Store } from '../db/store';
 import { logger } from '../log';
 import { AuthError } from './errors';
 import { verifyPassword } from './password';
-import { startSession } from './session';
+import { SESSION_COOKIES } from './cookies';
+import { cookiesOf } from './principal';
+import { endSession, startSession } from './session';
+import { sha256 } from './secrets';
 
 /** Failures allowed per user name, and per address, in WINDOW_SECONDS. */
 export const FAILURES_PER_USER = 5;
@@ -30,35 +33,56 @@ function tooMany(msBeforeNext: number): AuthError {
   return new AuthError(429, 'too_many_attempts', `Too many failed sign-ins: try again in ${seconds} s.`, { 'Retry-After': String(seconds) });
 }
 
-/** Throws 429 when the user name or the address has used up its failures. */
-async function checkLimits(name: string, address: string) {
+/**
+ * Takes one attempt from the user name's and the address's allowance before the password is
+ * checked: attempts sent at once cannot all pass a check made before any of them failed.
+ * 429 when either is used up (and nothing is taken from the other). Returns what gives it back.
+ */
+async function takeAttempt(name: string, address: string): Promise<() => Promise<unknown>> {
   const { user, address: byAddress } = limiters();
-  for (const [limiter, key, points] of [[user, name.toLowerCase(), FAILURES_PER_USER], [byAddress, address, FAILURES_PER_ADDRESS]] as const) {
-    const state = await limiter.get(key);
-    if (state && state.consumedPoints >= points) throw tooMany(state.msBeforeNext);
-  }
-}
-
-async function countFailure(name: string, address: string) {
-  const { user, address: byAddress } = limiters();
-  await Promise.all([user.consume(name.toLowerCase()), byAddress.consume(address)].map((p) => p.catch((error: unknown) => {
+  const taken: (() => Promise<unknown>)[] = [];
+  const giveBack = () => Promise.all(taken.map((give) => give()));
+  try {
+    for (const [limiter, key] of [[user, name.toLowerCase()], [byAddress, address]] as const) {
+      await limiter.consume(key);
+      taken.push(() => limiter.reward(key));
+    }
+  } catch (error) {
     if (!(error instanceof RateLimiterRes)) throw error;
-  })));
+    await giveBack();
+    throw tooMany(error.msBeforeNext);
+  }
+  return giveBack;
 }
 
 export type SignInResult = { user: UserRecord; cookieValue: string; maxAgeSeconds: number };
 
 export async function signIn(store: Store, config: Config, name: string, password: string, address: string): Promise<SignInResult> {
-  await checkLimits(name, address);
-  const user = await findUserByName(store, name);
-  const matches = await verifyPassword(password, user?.passwordHash ?? null);
+  const giveBack = await takeAttempt(name, address);
+  // A store that cannot answer is not a failed attempt.
+  const [user, matches] = await (async () => {
+    const found = await findUserByName(store, name);
+    return [found, await verifyPassword(password, found?.passwordHash ?? null)] as const;
+  })().catch(async (error: unknown) => {
+    await giveBack();
+    throw error;
+  });
   if (!user || !matches || user.disabledAt !== null) {
-    await countFailure(name, address);
     logger('auth').warn({ user: name.slice(0, 100), address, reason: !user ? 'no such user' : !matches ? 'wrong password' : 'disabled' }, 'sign-in failed');
     throw new AuthError(401, 'sign_in_failed', 'The name or the password is wrong.');
   }
-  await limiters().user.delete(name.toLowerCase());
+  // A success clears the user name's failures, and is not counted against the address.
+  await Promise.all([limiters().user.delete(name.toLowerCase()), limiters().address.reward(address)]);
   const session = await startSession(store, config.auth, user, 'password', address);
   logger('auth').info({ user: user.name, address }, 'signed in');
   return { user, ...session };
+}
+
+/** Ends the session the request's cookie names, if any (a sign-in replaces it). */
+export async function endPreviousSession(store: Store, headers: Headers): Promise<void> {
+  const cookies = cookiesOf(headers);
+  for (const name of SESSION_COOKIES) {
+    const value = cookies.get(name);
+    if (value) await endSession(store, sha256(value));
+  }
 }

@@ -2,8 +2,9 @@
 // "problems first" order, its colours and its counters all come from here, so that the
 // page, the tests and the API agree on what a problem is.
 import type { LeaseView } from './types';
+import { isQuarantined } from './quarantine';
 
-export const PROBLEMS = ['expired', 'stale', 'unknown', 'late', 'flapping', 'unfenced'] as const;
+export const PROBLEMS = ['expired', 'stale', 'unknown', 'late', 'flapping', 'unfenced', 'quarantined'] as const;
 export type Problem = (typeof PROBLEMS)[number];
 
 /**
@@ -89,6 +90,7 @@ export function leaseHealth(lease: HealthInput): LeaseHealth {
   if (renewal === 'late') problems.push('late');
   if ((lease.recentTransitions ?? 0) >= FLAPPING_TRANSITIONS) problems.push('flapping');
   if (lease.state === 'held' && lease.token === null) problems.push('unfenced');
+  if (isQuarantined(lease)) problems.push('quarantined');
   return { problems, marginPercent, renewal };
 }
 

@@ -50,6 +50,8 @@ describe('leaseHealth', () => {
     ['a held lease without a token is unfenced', lease({ key: 'a', token: null }), ['unfenced'], 'good'],
     ['a free lease without a token is no problem', lease({ key: 'a', state: 'free', holder: null, token: null, lastMarginMs: null }), [], 'none'],
     ['an uninterpretable value', lease({ key: 'a', state: 'unknown', lastMarginMs: null }), ['unknown'], 'none'],
+    ['held by the quarantine holder after a forced action', lease({ key: 'a', holder: 'leasehold:quarantine' }), ['quarantined'], 'good'],
+    ['a holder that only looks like it is not quarantined', lease({ key: 'a', holder: 'leasehold:quarantine:x' }), [], 'good'],
   ] as const)('%s', (_name, input, problems, renewal) => {
     const health = leaseHealth(input);
     expect(health.problems).toEqual(problems);

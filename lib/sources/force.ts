@@ -24,7 +24,7 @@ import { displayText, EXACT_TEXT_MAX_BYTES, unescapeText } from '../domain/displ
 export type ForceAction = 'force-expire' | 'force-release';
 
 /** The reserved holder that keeps a lease during a quarantine (Consul's lock-delay, done safely). */
-export const QUARANTINE_HOLDER = 'leasehold:quarantine';
+export { QUARANTINE_HOLDER } from '../domain/quarantine';
 /** The longest quarantine: an hour. A lease held longer by nobody is an outage, not a safety margin. */
 export const MAX_QUARANTINE_MS = 3_600_000;
 /** A token has at most this many digits (2^256 has 78), as the adapters read them. */

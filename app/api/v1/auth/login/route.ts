@@ -7,7 +7,7 @@ import { allowedMethods } from '@/lib/api/refusal';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { isHttps, sessionCookie } from '@/lib/auth/cookies';
 import { parseBody, principalView, signInBody } from '@/lib/auth/requests';
-import { signIn } from '@/lib/auth/sign-in';
+import { endPreviousSession, signIn } from '@/lib/auth/sign-in';
 import { getConfig } from '@/lib/config';
 import { getStore } from '@/lib/db';
 
@@ -17,7 +17,10 @@ export async function POST(request: Request) {
   try {
     const body = parseBody(signInBody, await readJsonBody(request, { limitBytes: 4096 }), 'The body must be { "name": "...", "password": "..." }');
     const address = clientAddress(request.headers);
-    const { user, cookieValue, maxAgeSeconds } = await signIn(await getStore(), getConfig(), body.name, body.password, address);
+    const store = await getStore();
+    const { user, cookieValue, maxAgeSeconds } = await signIn(store, getConfig(), body.name, body.password, address);
+    // A new session at every sign-in; the one this browser had before ends (no session outlives a sign-in over it).
+    await endPreviousSession(store, request.headers);
     const view = principalView({ name: user.name, role: user.role, method: 'password', userId: user.id, tokenId: null, sessionId: null, address });
     return Response.json(view, { headers: { 'Cache-Control': 'no-store', 'Set-Cookie': sessionCookie(cookieValue, isHttps(request), maxAgeSeconds) } });
   } catch (error) {
