@@ -1,7 +1,7 @@
 // The steps every forced action takes (DESIGN.md section 6), in this order:
 //   1. the lease, as the store last saw it (404 when it has none by that id);
 //   2. the action's own rules (force-expire-lease.ts, force-release-lease.ts): role, fencing,
-//      acknowledgement — a refusal is audited (403, 422);
+//      acknowledgement, and a source still configured — a refusal is audited (403, 422);
 //   3. a dry run stops here with the plan: what would be sent, nothing sent, nothing audited;
 //   4. a `requested` audit entry, before anything is sent to the backend;
 //   5. one compare-and-set on the backend (lib/sources/*/force.ts) against the holder and the
@@ -21,7 +21,7 @@ import type { Store } from '../db/store';
 import type { LeaseView } from '../domain/types';
 import { logger } from '../log';
 import { SourceUnavailableError } from '../sources/errors';
-import { ForceConflictError, ForceNotPossibleError, type ForceAction, type ForceDone, type ForcePlan, type ForceRequest } from '../sources/force';
+import { ForceConflictError, ForceNotPossibleError, type ForceAction, type ForceActions, type ForceDone, type ForcePlan, type ForceRequest } from '../sources/force';
 import { forceActionsOf } from './backend-actions';
 import { BackendUnavailableError, ChangedSinceSeenError, NotPossibleError, type ForceBody } from './force-request';
 
@@ -80,17 +80,18 @@ export async function runForceAction(action: ForceAction, context: ForceContext,
   const { store, leaseId, body } = context;
   const lease = await readLeaseView(store, leaseId, async () => 0);
   if (!lease) throw new NotFoundError(`No lease "${leaseId}" has been observed.`);
+  let actions: ForceActions;
   try {
     rules(lease, context);
+    // A lease whose source is no longer configured is refused (422) like the rules refuse: audited.
+    actions = forceActionsOf(store, lease.source, context.sources);
   } catch (error) {
-    if (error instanceof ActionRefusal) {
-      await auditRefusal(action, context, error.error);
-      throw error.error;
-    }
-    throw error;
+    const refusal = error instanceof ActionRefusal ? error.error : error instanceof NotPossibleError ? error : null;
+    if (refusal === null) throw error;
+    await auditRefusal(action, context, refusal);
+    throw refusal;
   }
   const request: ForceRequest = { action, key: lease.key, expectedHolder: body.expectedHolder, expectedToken: body.expectedToken, quarantineMs: body.quarantineMs };
-  const actions = forceActionsOf(store, lease.source, context.sources);
   if (body.dryRun) {
     try {
       return { dryRun: true, plan: await actions.plan(request, AbortSignal.timeout(EXECUTE_TIMEOUT_MS)), lease };
