@@ -61,3 +61,13 @@ export class BackendUnavailableError extends RequestError {
     this.name = 'BackendUnavailableError';
   }
 }
+
+/** 500: the action ended on the backend but its audit result could not be written (the store did not answer). */
+export class AuditUnwrittenError extends RequestError {
+  readonly status = 500;
+  readonly code = 'audit_unwritten';
+  constructor(message: string) {
+    super(message);
+    this.name = 'AuditUnwrittenError';
+  }
+}

@@ -15,7 +15,8 @@ import type { Principal } from '../auth/principal';
 import type { SourceConfig } from '../config';
 import { NotFoundError } from '../api/params';
 import { appendAdminLeaseEvent } from '../db/admin-events';
-import { appendAudit, type AuditInput } from '../db/audit';
+import { appendAudit, AuditInputError, type AuditInput, type AuditRow } from '../db/audit';
+import { retrying, retryLine } from '../time/retry';
 import { readLeaseView } from '../db/leases';
 import type { Store } from '../db/store';
 import type { LeaseView } from '../domain/types';
@@ -23,7 +24,10 @@ import { logger } from '../log';
 import { SourceUnavailableError } from '../sources/errors';
 import { ForceConflictError, ForceNotPossibleError, type ForceAction, type ForceActions, type ForceDone, type ForcePlan, type ForceRequest } from '../sources/force';
 import { forceActionsOf } from './backend-actions';
-import { BackendUnavailableError, ChangedSinceSeenError, NotPossibleError, type ForceBody } from './force-request';
+import { AuditUnwrittenError, BackendUnavailableError, ChangedSinceSeenError, NotPossibleError, type ForceBody } from './force-request';
+
+/** How long a result entry is retried while the store does not answer. */
+const RESULT_RETRY_MS = 30_000;
 
 /** How long the backend may take to apply an action before it counts as not answering. */
 const EXECUTE_TIMEOUT_MS = 15_000;
@@ -107,7 +111,7 @@ export async function runForceAction(action: ForceAction, context: ForceContext,
   } catch (error) {
     throw await auditFailure(context, base, error);
   }
-  const entry = await appendAudit(store, {
+  const entry = await appendResult(store, {
     ...base,
     phase: 'done',
     status: 200,
@@ -134,16 +138,16 @@ export async function runForceAction(action: ForceAction, context: ForceContext,
 async function auditFailure(context: ForceContext, base: Omit<AuditInput, 'phase'>, error: unknown): Promise<Error> {
   const { store, leaseId } = context;
   if (error instanceof ForceConflictError) {
-    const entry = await appendAudit(store, { ...base, phase: 'refused', status: 409, actualHolder: error.current?.holder ?? null, actualToken: error.current?.token ?? null });
+    const entry = await appendResult(store, { ...base, phase: 'refused', status: 409, actualHolder: error.current?.holder ?? null, actualToken: error.current?.token ?? null });
     const current = await readLeaseView(store, leaseId, async () => 0);
     return new ChangedSinceSeenError(error.message, current, error.current, entry.id.toString());
   }
   if (error instanceof ForceNotPossibleError) {
-    await appendAudit(store, { ...base, phase: 'refused', status: 422, detail: { ...(base.detail as object), message: error.message } });
+    await appendResult(store, { ...base, phase: 'refused', status: 422, detail: { ...(base.detail as object), message: error.message } });
     return publicError(error);
   }
   const message = error instanceof SourceUnavailableError ? error.message : 'the backend did not answer in time';
-  await appendAudit(store, { ...base, phase: 'error', status: 503, detail: { ...(base.detail as object), message, outcome: 'unknown' } });
+  await appendResult(store, { ...base, phase: 'error', status: 503, detail: { ...(base.detail as object), message, outcome: 'unknown' } });
   return new BackendUnavailableError(`${message}. Whether the action was applied is not known: look at the lease before trying again.`);
 }
 
@@ -151,4 +155,26 @@ function publicError(error: unknown): Error {
   if (error instanceof ForceNotPossibleError) return new NotPossibleError(error.code === 'not_found' ? 'not_found_on_backend' : error.code, error.message);
   if (error instanceof SourceUnavailableError) return new BackendUnavailableError(error.message);
   return error as Error;
+}
+
+/**
+ * A result entry, once the backend was asked: retried for up to 30 s while the store does not
+ * answer, since the action may have happened. If it still cannot be written, the log line holds
+ * the whole entry (tokens included) and the person is told so: the `requested` entry is in the
+ * log, and the backend's state is the truth.
+ */
+async function appendResult(store: Store, entry: AuditInput): Promise<AuditRow> {
+  const row = await retrying(() => appendAudit(store, entry), {
+    what: `writing the audit result of ${entry.action} on ${entry.leaseId}`,
+    signal: AbortSignal.timeout(RESULT_RETRY_MS),
+    initialDelayMs: 200,
+    maxDelayMs: 5_000,
+    fatal: (error) => error instanceof AuditInputError,
+    onFailure: (failure) => logger('admin').warn(retryLine(failure)),
+  });
+  if (row) return row;
+  logger('admin').error({ entry: { ...entry, detail: entry.detail } }, 'the audit result of an admin action could not be written');
+  throw new AuditUnwrittenError(
+    `The ${entry.action} of ${entry.leaseId} ended (${entry.phase}${entry.newToken ? `, token ${String(entry.previousToken)} → ${String(entry.newToken)}` : ''}), but the store did not take its audit result; the server log has it. Look at the lease before acting again.`,
+  );
 }
