@@ -2,6 +2,7 @@
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import type { ApiTokenView } from '@/lib/db/api-tokens';
+import { NameRoleFields } from './name-role-fields';
 import { sendJson } from './send';
 
 /** API tokens: make one (shown once), revoke one. */
@@ -67,18 +68,7 @@ export function TokensPanel({ tokens }: { tokens: ApiTokenView[] }) {
       </div>
       <h3 className="panel-subtitle">Make a token</h3>
       <form className="form" onSubmit={create}>
-        <label>
-          Name
-          <input name="name" required maxLength={100} autoComplete="off" />
-        </label>
-        <label>
-          Role
-          <select name="role" defaultValue="viewer">
-            <option>viewer</option>
-            <option>operator</option>
-            <option>admin</option>
-          </select>
-        </label>
+        <NameRoleFields />
         <label>
           Expires after (days; empty for never)
           <input name="days" type="number" min={1} max={3650} />

@@ -2,9 +2,10 @@
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import type { UserView } from '@/lib/db/users';
+import { ROLES } from '@/lib/domain/roles';
+import { NameRoleFields } from './name-role-fields';
 import { sendJson } from './send';
 
-const ROLES = ['viewer', 'operator', 'admin'] as const;
 
 /** Users: add one, change a role, disable or enable. Every change goes through the API (admin only there too). */
 export function UsersPanel({ users, me }: { users: UserView[]; me: string }) {
@@ -67,18 +68,7 @@ export function UsersPanel({ users, me }: { users: UserView[]; me: string }) {
       </div>
       <h3 className="panel-subtitle">Add a user</h3>
       <form className="form" onSubmit={add}>
-        <label>
-          Name
-          <input name="name" required maxLength={100} autoComplete="off" />
-        </label>
-        <label>
-          Role
-          <select name="role" defaultValue="viewer">
-            {ROLES.map((role) => (
-              <option key={role}>{role}</option>
-            ))}
-          </select>
-        </label>
+        <NameRoleFields />
         <label>
           Password (at least 12 characters)
           <input name="password" type="password" required minLength={12} maxLength={1024} autoComplete="new-password" />

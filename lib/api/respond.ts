@@ -29,3 +29,17 @@ export function methodHandlers(allowed: string[]) {
     options: (request: Request) => answer(request, () => new Response(null, { status: 204, headers: { Allow: allowed.join(', '), 'Cache-Control': 'no-store' } })),
   };
 }
+
+/** A CSV export's answer (failovers.csv, audit.csv): the file as an attachment, with its row count and whether it was cut at the limit. */
+export function csvResponse(file: { csv: string; filename: string; rows: number; truncated: boolean } | null): Response {
+  if (!file) return new Response(null, { status: 499 }); // the client went away
+  return new Response(file.csv, {
+    headers: {
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename="${file.filename}"`,
+      'Cache-Control': 'no-store',
+      'X-Leasehold-Rows': String(file.rows),
+      'X-Leasehold-Truncated': String(file.truncated),
+    },
+  });
+}

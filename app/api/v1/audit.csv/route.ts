@@ -4,6 +4,7 @@ import { parseQuery } from '@/lib/api/params';
 import { auditCsvQuery } from '@/lib/api/query-schemas';
 import { requireAccess } from '@/lib/auth/guard';
 import { getStore } from '@/lib/db';
+import { csvResponse } from '@/lib/api/respond';
 import { errorResponse } from '@/lib/errors';
 import { auditCsv } from '@/lib/queries/audit';
 
@@ -13,17 +14,7 @@ export async function GET(request: Request) {
   try {
     await requireAccess(request, 'GET /api/v1/audit.csv');
     const query = parseQuery(auditCsvQuery, new URL(request.url).searchParams);
-    const file = await auditCsv(await getStore(), query, request.signal);
-    if (!file) return new Response(null, { status: 499 }); // the client went away
-    return new Response(file.csv, {
-      headers: {
-        'Content-Type': 'text/csv; charset=utf-8',
-        'Content-Disposition': `attachment; filename="${file.filename}"`,
-        'Cache-Control': 'no-store',
-        'X-Leasehold-Rows': String(file.rows),
-        'X-Leasehold-Truncated': String(file.truncated),
-      },
-    });
+    return csvResponse(await auditCsv(await getStore(), query, request.signal));
   } catch (error) {
     return errorResponse(error);
   }
