@@ -28,7 +28,9 @@ function roleOption(role: string | undefined, fallback?: 'viewer') {
 }
 
 export async function usersCommand(sub: string | undefined, args: string[], options: { role?: string; json: boolean }): Promise<number> {
-  const [name] = args;
+  const [name, ...extra] = args;
+  // A password given as an argument is in the shell's history and in `ps` already: refused, not ignored.
+  if (extra.length > 0) throw new CommandError(`users ${sub ?? ''} takes one user name; the password comes from a prompt or standard input, never an argument`);
   const out = (data: unknown, human: string) => process.stdout.write(options.json ? `${JSON.stringify(data, null, 2)}\n` : `${human}\n`);
   if (sub === 'list') {
     const users = await withStore(listUsers);

@@ -50,10 +50,25 @@ export async function addUser(store: Store, body: z.output<typeof newUserBody>):
 export async function changeUser(store: Store, id: string, change: z.output<typeof userChangeBody>): Promise<UserView> {
   const user = await findUserById(store, id);
   if (!user) throw new ManageError(404, 'not_found', 'No such user.');
-  const losesAdmin = user.role === 'admin' && user.disabledAt === null && ((change.role !== undefined && change.role !== 'admin') || change.disabled === true);
-  if (losesAdmin && (await countAdmins(store)) <= 1) throw new ManageError(422, 'last_admin', `${user.name} is the last enabled admin: make another admin first.`);
+  const demotes = (change.role !== undefined && change.role !== 'admin') || change.disabled === true;
+  const lastAdmin = () => new ManageError(422, 'last_admin', `${user.name} is the last enabled admin: make another admin first.`);
+  if (demotes && user.role === 'admin' && user.disabledAt === null && (await countAdmins(store)) <= 1) throw lastAdmin();
   const passwordHash = change.password === undefined ? undefined : await checkedHash(change.password);
-  return userView(await updateUser(store, id, { role: change.role, disabled: change.disabled, passwordHash }));
+  if (!demotes) return userView(await updateUser(store, id, { role: change.role, disabled: change.disabled, passwordHash }));
+  // Demoting or disabling: the count and the change in one transaction that first locks every
+  // enabled admin's row, so two admins demoting each other at once go one after the other and
+  // the second counts after the first (a count made before either would let both through).
+  return userView(
+    await store.prisma.$transaction(async (tx) => {
+      const admins = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "User" WHERE role = 'admin' AND "disabledAt" IS NULL ORDER BY id FOR UPDATE`;
+      if (admins.length <= 1 && admins.some((admin) => admin.id === id)) throw lastAdmin();
+      const disabledAt = change.disabled === undefined ? undefined : change.disabled ? new Date() : null;
+      const changed = await tx.user.update({ where: { id }, data: { role: change.role, passwordHash, disabledAt } });
+      // As updateUser: disabling or a new password ends the user's sessions.
+      if (change.disabled || passwordHash !== undefined) await tx.session.deleteMany({ where: { userId: id } });
+      return changed;
+    }),
+  );
 }
 
 export async function usersAndTokens(store: Store): Promise<{ users: UserView[]; tokens: ApiTokenView[] }> {

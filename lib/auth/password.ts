@@ -35,7 +35,8 @@ const parse = (stored: string) => {
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return null;
   const [n, r, p] = parts.slice(1, 4).map(Number);
-  if (![n, r, p].every((x) => Number.isInteger(x) && x! > 0) || n! > 2 ** 20 || r! > 32 || p! > 16) return null;
+  // At most 8 times today's cost (N·r·p): a hash planted in the store cannot make one check take minutes.
+  if (![n, r, p].every((x) => Number.isInteger(x) && x! > 0) || n! * r! * p! > 8 * N * R * P) return null;
   return { N: n!, r: r!, p: p!, salt: Buffer.from(parts[4]!, 'base64'), key: Buffer.from(parts[5]!, 'base64') };
 };
 
@@ -44,12 +45,13 @@ let decoy: Promise<string> | undefined;
 
 /** Whether `password` matches `stored`; null or unreadable `stored` (no such user, no password) is false after the same work. */
 export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  const parsed = stored === null ? null : parse(stored);
-  if (parsed === null || password.length > MAX_PASSWORD_LENGTH) {
+  const parsed = stored === null || password.length > MAX_PASSWORD_LENGTH ? null : parse(stored);
+  // Parameters scrypt refuses (N not a power of two, past the memory limit) fail at once: unreadable too.
+  const key = parsed === null ? null : await derive(password, parsed.salt, parsed).catch(() => null);
+  if (parsed === null || key === null) {
     const fake = parse(await (decoy ??= hashPassword('not a password of anybody')))!;
     await derive(password.slice(0, MAX_PASSWORD_LENGTH), fake.salt, fake);
     return false;
   }
-  const key = await derive(password, parsed.salt, parsed);
   return key.length === parsed.key.length && timingSafeEqual(key, parsed.key);
 }
