@@ -7,6 +7,7 @@ import { describeStatus, MigrationError } from '../lib/db/migrate';
 import { openStore } from '../lib/db/store';
 import { terminalText } from '../lib/domain/display';
 import { toPublicError } from '../lib/errors';
+import { logToStderr } from '../lib/log';
 import { redactUrlsIn, scrub, secretsOf } from '../lib/redact';
 
 const USAGE = `Usage: leasehold <command> [options]
@@ -86,6 +87,8 @@ async function main(argv: string[]): Promise<number> {
     return command === undefined && !values.help ? 2 : 0;
   }
   const json = values.json ?? false;
+  // The answer is on stdout; log lines (a new embedded store, migrations) go to stderr. `collect` runs like the server: its log is its output.
+  if (command !== 'collect') logToStderr();
   // --config names the file for every command that reads one (as LEASEHOLD_CONFIG does).
   if (values.config !== undefined) {
     if (values.config.trim() === '') throw new UsageError('--config needs the path of a config file');
@@ -123,8 +126,10 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     case 'users':
+      if (!['add', 'list', 'set-role', 'set-password', 'disable', 'enable'].includes(sub ?? '')) throw new UsageError(`unknown users subcommand "${sub ?? ''}" (expected add, list, set-role, set-password, disable or enable)`);
       return (await import('./commands/users')).usersCommand(sub, positionals.slice(2), { role: values.role, json });
     case 'tokens':
+      if (!['create', 'list', 'revoke'].includes(sub ?? '')) throw new UsageError(`unknown tokens subcommand "${sub ?? ''}" (expected create, list or revoke)`);
       return (await import('./commands/tokens')).tokensCommand(sub, positionals.slice(2), { ...values, json });
     case 'config':
       if (sub === 'check') return configCheckCommand(json);

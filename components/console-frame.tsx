@@ -10,7 +10,7 @@ import { ThemeToggle } from '@/components/theme-toggle';
 import { UserBox } from '@/components/auth/user-box';
 
 /** Who is looking, as the console's layout found them (none on the not-found page). */
-export type FrameUser = { name: string; role: string; signedIn: boolean; links: string[] };
+export type FrameUser = { name: string; role: string; signedIn: boolean; links: string[]; controlsDemo: boolean };
 
 export function ConsoleFrame({ children, user }: { children: ReactNode; user?: FrameUser | null }) {
   return (
@@ -32,7 +32,7 @@ export function ConsoleFrame({ children, user }: { children: ReactNode; user?: F
             </Suspense>
             <div className="sidebar-foot">
               {user && <UserBox name={user.name} role={user.role} signedIn={user.signedIn} />}
-              <DemoCard />
+              <DemoCard controls={user?.controlsDemo ?? false} />
               <ThemeToggle />
             </div>
           </div>

@@ -73,12 +73,16 @@ async function startWithStore(config: Config, startedAt: number, attempted: () =
       logger('demo').info('the weekly-digest fleet runs in this process (no sources configured; LEASEHOLD_DEMO=off to turn it off)');
       const { DEMO_ADMIN, resetDemoAdmin } = await import('./auth/demo-admin');
       const password = await resetDemoAdmin(store);
-      // Printed once, on the terminal only (not through the log, which may be shipped elsewhere).
+      // Printed once, on standard output as plain text (not as a log line; where stdout is collected, it is there too).
       process.stdout.write(`\n  Demo admin for this run: ${DEMO_ADMIN} / ${password}\n  (sign in at /login to try force-expire; pages are readable from this machine without signing in)\n\n`);
     } catch (error) {
       // The console still serves (the demo source shows as down): say why, once.
       logger('demo').error(`could not start: ${toPublicError(error).message}`);
     }
+  }
+  if (!config.demo) {
+    const { DEMO_ADMIN, retireDemoAdmin } = await import('./auth/demo-admin');
+    if (await retireDemoAdmin(store).catch(() => false)) logger('auth').warn(`${DEMO_ADMIN} is disabled: the demo does not run here (sources are configured, or LEASEHOLD_DEMO=off)`);
   }
   // The collector runs inside the server unless it is deployed on its own (`leasehold collect`).
   if (process.env.LEASEHOLD_COLLECTOR !== 'off') startProcessCollector(store, config);

@@ -113,6 +113,14 @@ export function rootLogger(): Logger {
   return state.__leaseholdLog;
 }
 
+/**
+ * The CLI's commands print their answers on stdout (`--json` included): their log lines go to
+ * stderr instead, readable when it is a terminal.
+ */
+export function logToStderr(): void {
+  state.__leaseholdLog = createLogger({ destination: pino.destination({ dest: 2, sync: true }), pretty: process.stderr.isTTY === true });
+}
+
 /** The logger of one area of the server (`collector`, `store`, `demo`, ...). */
 export function logger(area: string): Logger {
   return rootLogger().child({ area });

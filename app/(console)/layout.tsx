@@ -19,6 +19,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
     role: principal.role,
     signedIn: principal.method !== 'anonymous',
     links: PAGE_PERMISSIONS.filter(([, permission]) => can(principal.role, permission)).map(([href]) => href),
+    controlsDemo: can(principal.role, 'demo:control'),
   };
   return <ConsoleFrame user={user}>{children}</ConsoleFrame>;
 }

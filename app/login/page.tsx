@@ -1,6 +1,7 @@
 import { SignInForm } from '@/components/auth/sign-in-form';
 import { pageAccess } from '@/lib/auth/page';
 import { safeReturnPath } from '@/lib/auth/return-to';
+import { signInErrorText } from '@/lib/auth/sign-in-errors';
 import { getConfig } from '@/lib/config';
 
 export const dynamic = 'force-dynamic';
@@ -27,7 +28,7 @@ export default async function LoginPage({ searchParams }: Props) {
       <SignInForm
         next={safeReturnPath(first(params.next))}
         oidcLabel={oidcLabel}
-        error={first(params.error) ?? null}
+        error={signInErrorText(first(params.error))}
         current={principal && principal.method !== 'anonymous' ? `${principal.name} (${principal.role})` : null}
       />
     </main>

@@ -5,7 +5,8 @@
 import Link from 'next/link';
 import { useDemo, useSetFaults } from './use-demo';
 
-export function DemoCard() {
+/** `controls`: whether this person may switch the faults (an operator); others see the switch, disabled. */
+export function DemoCard({ controls }: { controls: boolean }) {
   const demo = useDemo();
   const setFaults = useSetFaults();
   const status = demo.data;
@@ -23,9 +24,10 @@ export function DemoCard() {
           Use your own backends
         </Link>
       </p>
-      <label className="switch">
-        <input type="checkbox" checked={status.faults} disabled={setFaults.isPending} onChange={(event) => setFaults.mutate(event.target.checked)} />
+      <label className="switch" title={controls ? undefined : 'Sign in as an operator to switch the faults'}>
+        <input type="checkbox" checked={status.faults} disabled={!controls || setFaults.isPending} onChange={(event) => setFaults.mutate(event.target.checked)} />
         Faults {status.faults ? 'on' : 'off'}
+        {controls ? null : <span className="muted small"> (operators switch them)</span>}
       </label>
       {setFaults.isError ? <p className="bad-text small">{setFaults.error.message}</p> : null}
     </section>

@@ -44,15 +44,17 @@ export function ActionPanel({ lease, abilities }: { lease: LeaseDetail; abilitie
   const [busy, setBusy] = useState(false);
   const [plan, setPlan] = useState<Outcome | null>(null);
   const [result, setResult] = useState<Outcome | null>(null);
+  const [release, setRelease] = useState(!fenced);
   if (!allowed || (lease.state !== 'held' && !seen)) return null;
-  const action = fenced ? 'force-expire' : 'force-release';
-  const label = fenced ? 'Force-expire' : 'Force-release';
+  // A fenced lease: expire (the row reads expired) or release (it reads free); both raise the token.
+  const action = release ? 'force-release' : 'force-expire';
+  const label = release ? 'Force-release' : 'Force-expire';
 
   if (!seen) {
     return (
       <section className="panel action-panel" aria-label="Admin actions">
         <button className="button danger" type="button" onClick={() => setSeen({ holder: lease.holder ?? '', token: lease.token })}>
-          {label}…
+          {fenced ? 'Force-expire…' : 'Force-release…'}
         </button>{' '}
         <span className="muted">{fenced ? 'Ends the lease now and raises its fencing token, so the old holder\'s late writes are refused.' : 'Frees the lease. It is not fenced: the old holder may still act.'}</span>
       </section>
@@ -82,6 +84,15 @@ export function ActionPanel({ lease, abilities }: { lease: LeaseDetail; abilitie
         </p>
       )}
       <div className="form">
+        {fenced && (
+          <label>
+            Action
+            <select value={action} onChange={(event) => setRelease(event.target.value === 'force-release')}>
+              <option value="force-expire">force-expire: ends it now, raises the token</option>
+              <option value="force-release">force-release: frees it, raises the token</option>
+            </select>
+          </label>
+        )}
         <label>
           Reason (at least 10 characters; kept in the audit log)
           <textarea value={reason} onChange={(event) => setReason(event.target.value)} maxLength={2000} />
@@ -124,7 +135,7 @@ export function ActionPanel({ lease, abilities }: { lease: LeaseDetail; abilitie
         <div className="action-result" role="status">
           <p>
             Done. Token {result.previousToken ?? '—'} → <b className="mono">{result.newToken ?? 'none (unfenced)'}</b>.{' '}
-            <Link prefetch={false} href={`/audit?request=${encodeURIComponent(result.auditId)}#audit-${result.auditId}`}>
+            <Link prefetch={false} href={`/audit?lease=${encodeURIComponent(lease.id)}#audit-${result.auditId}`}>
               Audit entry {result.auditId}
             </Link>
           </p>

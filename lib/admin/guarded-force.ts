@@ -75,6 +75,9 @@ function auditBase(action: ForceAction, context: ForceContext, requestId: string
 /** Records a refusal that happened before the action began (a 403 from the route's rule). */
 export async function auditRefusal(action: ForceAction, context: ForceContext, error: Error & { status: number }): Promise<void> {
   if (context.body.dryRun) return;
+  // An anonymous visitor is nobody to record, and a lease never observed is nothing: neither
+  // may fill the log (each entry takes the table's lock) by asking again and again.
+  if (context.principal.method === 'anonymous' || !(await readLeaseView(context.store, context.leaseId, async () => 0))) return;
   const base = auditBase(action, context, randomUUID());
   await appendAudit(context.store, { ...base, phase: 'requested' });
   await appendAudit(context.store, { ...base, phase: 'refused', status: error.status, detail: { ...(base.detail as object), message: error.message } });

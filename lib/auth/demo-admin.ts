@@ -17,3 +17,14 @@ export async function resetDemoAdmin(store: Store): Promise<string> {
   else await createUser(store, { name: DEMO_ADMIN, role: 'admin', passwordHash });
   return password;
 }
+
+/**
+ * Outside the demo (sources configured, or LEASEHOLD_DEMO=off), the demo's admin is disabled:
+ * its password was printed, and it must not outlive the demo as an admin nobody chose.
+ */
+export async function retireDemoAdmin(store: Store): Promise<boolean> {
+  const existing = await findUserByName(store, DEMO_ADMIN);
+  if (!existing || existing.disabledAt !== null) return false;
+  await updateUser(store, existing.id, { disabled: true });
+  return true;
+}

@@ -9,6 +9,7 @@ import { logger } from '../log';
 import { isHttps, sessionCookie } from './cookies';
 import { beginOidcSignIn, completeOidcSignIn, decodePending, encodePending, OidcError, PENDING_MAX_AGE_MS } from './oidc';
 import { safeReturnPath } from './return-to';
+import type { SignInErrorCode } from './sign-in-errors';
 import { startSession } from './session';
 
 const PENDING_COOKIE = 'leasehold_oidc';
@@ -17,9 +18,8 @@ const PENDING_PATH = '/api/v1/auth/oidc';
 const pendingCookie = (value: string, https: boolean, maxAge: number) =>
   `${PENDING_COOKIE}=${value}; Path=${PENDING_PATH}; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${https ? '; Secure' : ''}`;
 
-function toLogin(request: Request, message: string, extra: string[] = []): Response {
-  const headers = new Headers({ Location: `/login?error=${encodeURIComponent(message)}`, 'Cache-Control': 'no-store' });
-  for (const cookie of extra) headers.append('Set-Cookie', cookie);
+function toLogin(request: Request, code: SignInErrorCode): Response {
+  const headers = new Headers({ Location: `/login?error=${code}`, 'Cache-Control': 'no-store' });
   headers.append('Set-Cookie', pendingCookie('', isHttps(request), 0));
   return new Response(null, { status: 303, headers });
 }
@@ -46,15 +46,15 @@ export async function oidcCallback(request: Request, store: Store): Promise<Resp
   try {
     const raw = request.headers.get('cookie')?.split(';').map((part) => part.trim()).find((part) => part.startsWith(`${PENDING_COOKIE}=`));
     const pending = raw ? decodePending(raw.slice(PENDING_COOKIE.length + 1)) : null;
-    if (!pending) return toLogin(request, 'The single sign-on took too long or was started elsewhere: start it again.');
+    if (!pending) return toLogin(request, 'sso_expired');
     const config = oidcConfig();
     const identity = await completeOidcSignIn(config, new URL(request.url), pending);
     if (identity.role === null) {
       logger('auth').warn({ user: identity.name, issuer: identity.issuer, groups: identity.groups.slice(0, 20) }, 'OIDC sign-in refused: no group maps to a role');
-      return toLogin(request, `${identity.name} is in no group that gives a role here (auth.oidc.roles).`);
+      return toLogin(request, 'sso_no_role');
     }
     const user = await upsertOidcUser(store, { issuer: identity.issuer, subject: identity.subject, name: identity.name, role: identity.role });
-    if (user.disabledAt !== null) return toLogin(request, `${user.name} is disabled here.`);
+    if (user.disabledAt !== null) return toLogin(request, 'sso_disabled');
     const session = await startSession(store, getConfig().auth, user, 'oidc', clientAddress(request.headers));
     logger('auth').info({ user: user.name, role: user.role, issuer: identity.issuer }, 'signed in with OIDC');
     const headers = new Headers({ Location: safeReturnPath(pending.returnTo), 'Cache-Control': 'no-store' });
@@ -66,11 +66,15 @@ export async function oidcCallback(request: Request, store: Store): Promise<Resp
   }
 }
 
-function failure(error: unknown): string {
+function failure(error: unknown): SignInErrorCode {
   if (error instanceof OidcError) {
     logger('auth').warn({ reason: error.reason, detail: error.detail }, `OIDC sign-in failed: ${error.message}`);
-    return error.message;
+    if (error.reason === 'unreachable') return 'sso_unreachable';
+    if (error.reason === 'refused') return 'sso_refused';
+    if (error.reason === 'expired' || error.reason === 'state') return 'sso_expired';
+    if (error.message.startsWith('Single sign-on is not set up')) return 'sso_not_configured';
+    return 'sso_failed';
   }
   logger('auth').error({ error: (error as Error)?.message }, 'OIDC sign-in failed');
-  return 'Single sign-on failed on this server; the details are in its log.';
+  return 'sso_failed';
 }

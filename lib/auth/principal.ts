@@ -59,7 +59,11 @@ export async function authenticate(store: Store, config: Config, headers: Header
   const authorization = headers.get('authorization');
   if (authorization !== null) {
     const bearer = /^Bearer +([^\s]+) *$/i.exec(authorization);
-    if (!bearer) throw new AuthError(401, 'invalid_token', 'The Authorization header must be "Bearer lh_<id>_<secret>", an API token (leasehold tokens create).');
+    if (!bearer) {
+      throw new AuthError(401, 'invalid_token', 'The Authorization header must be "Bearer lh_<id>_<secret>", an API token (leasehold tokens create).', {
+        'WWW-Authenticate': 'Bearer realm="leasehold", error="invalid_request"',
+      });
+    }
     return tokenPrincipal(store, bearer[1]!, address, now);
   }
   const cookies = cookiesOf(headers);

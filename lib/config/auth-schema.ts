@@ -31,6 +31,10 @@ export const oidcSchema = z.strictObject({
   allowInsecureIssuer: z.boolean().default(false),
   /** The button's label on the sign-in page. */
   label: z.string().min(1).max(60).default('Sign in with single sign-on'),
+}).superRefine((oidc, ctx) => {
+  if (oidc.issuer.startsWith('http://') && !oidc.allowInsecureIssuer) {
+    ctx.addIssue({ code: 'custom', path: ['issuer'], message: `expected an https:// issuer (an http:// one only with "allowInsecureIssuer": true, for a provider on this machine), found "${oidc.issuer}"` });
+  }
 });
 
 export const authSchema = z

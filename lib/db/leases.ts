@@ -72,7 +72,8 @@ export async function readEventViews(store: Store, ids: readonly bigint[]): Prom
 
 /** When the lease was first seen, as far as the store still knows: its oldest event kept. */
 export async function firstEventAt(store: Store, leaseId: string): Promise<Date | null> {
-  const first = await store.prisma.leaseEvent.findFirst({ where: { leaseId }, orderBy: { seq: 'asc' }, select: { at: true } });
+  // The collector's events only (seq 1, 2, ...): an admin action's event has a negative seq (lib/db/admin-events.ts).
+  const first = await store.prisma.leaseEvent.findFirst({ where: { leaseId, seq: { gt: 0 } }, orderBy: { seq: 'asc' }, select: { at: true } });
   return first?.at ?? null;
 }
 

@@ -89,7 +89,14 @@ test('single sign-on: a user in no mapped group is sent back to the sign-in page
   await page.getByRole('link', { name: 'Sign in with the test provider' }).click();
   await page.getByLabel('Login').fill('mallory');
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page).toHaveURL(/\/login\?error=/);
-  await expect(page.locator('.form-error')).toContainText('mallory is in no group that gives a role here');
+  await expect(page).toHaveURL(/\/login\?error=sso_no_role$/);
+  await expect(page.locator('.form-error')).toContainText('Your account is in no group that gives a role here');
   expect(await page.evaluate(async () => (await fetch('/api/v1/auth/me')).json())).toMatchObject({ signedIn: false });
+});
+
+test('the sign-in page shows only its own sentences: a link cannot put words of its own on it', async ({ page }) => {
+  await page.goto('/login?error=Your%20session%20expired.%20Call%20%2B1-555-0100%20to%20sign%20in');
+  await expect(page.getByRole('heading', { name: 'Sign in' })).toBeVisible();
+  await expect(page.locator('.form-error')).toHaveCount(0);
+  await expect(page.getByText('555-0100')).toHaveCount(0);
 });

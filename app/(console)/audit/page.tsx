@@ -20,12 +20,15 @@ export default async function AuditPage({ searchParams }: Props) {
   if (!access.allowed) return <NotAllowed message={access.message} />;
   const params = await searchParams;
   const filter = { actor: first(params.actor), leaseId: first(params.lease), action: first(params.action), phase: PHASES.includes(first(params.phase) ?? '') ? (first(params.phase) as AuditPhase) : undefined };
+  const cursorText = first(params.cursor);
+  const cursor = cursorText && /^\d{1,19}$/.test(cursorText) ? BigInt(cursorText) : undefined;
+  const older = (next: string) => `?${new URLSearchParams(Object.entries({ actor: filter.actor, lease: filter.leaseId, action: filter.action, phase: filter.phase, cursor: next }).filter((e): e is [string, string] => e[1] !== undefined))}`;
   const csv = new URLSearchParams(Object.entries({ actor: filter.actor, lease: filter.leaseId, action: filter.action, phase: filter.phase }).filter((e): e is [string, string] => e[1] !== undefined));
   return (
     <StorePage
       title="Audit log"
       subtitle="Every admin action, requested and its result, newest first. Entries cannot be changed or deleted, and each carries the hash of the one before (leasehold audit verify)."
-      result={await pageData((store) => auditPage(store, { ...filter, limit: 200 }))}
+      result={await pageData((store) => auditPage(store, { ...filter, limit: 200, cursor }))}
       isEmpty={(page) => page.entries.length === 0}
       empty={() => (
         <EmptyState title={Object.values(filter).some(Boolean) ? 'No entries match' : 'No admin actions yet'}>
@@ -72,6 +75,13 @@ export default async function AuditPage({ searchParams }: Props) {
               { header: 'From', cell: (entry) => entry.clientAddress ?? '—', mono: true },
             ]}
           />
+          {page.next && (
+            <p>
+              <a className="button" href={older(page.next)}>
+                Older entries
+              </a>
+            </p>
+          )}
         </>
       )}
     </StorePage>
