@@ -68,7 +68,9 @@ export async function oidcCallback(request: Request, store: Store): Promise<Resp
 
 function failure(error: unknown): SignInErrorCode {
   if (error instanceof OidcError) {
-    logger('auth').warn({ reason: error.reason, detail: error.detail }, `OIDC sign-in failed: ${error.message}`);
+    // A sign-in link followed where no provider is configured is nothing to warn about.
+    const level = error.reason === 'config' && !getConfig().auth.oidc ? 'debug' : 'warn';
+    logger('auth')[level]({ reason: error.reason, detail: error.detail }, `OIDC sign-in failed: ${error.message}`);
     if (error.reason === 'unreachable') return 'sso_unreachable';
     if (error.reason === 'refused') return 'sso_refused';
     if (error.reason === 'expired' || error.reason === 'state') return 'sso_expired';
