@@ -40,7 +40,7 @@ export async function requireAccess(request: Request, route: RouteKey, options: 
   const rule = ROUTE_RULES[route];
   if (rule === 'public') return null;
   const method = request.method.toUpperCase();
-  const principal = await authenticate(await getStore(), getConfig(), request.headers);
+  const principal = await authenticate(getStore, getConfig(), request.headers);
   if (principal === null) throw unauthenticated();
   checkCookieRequestOrigin(principal, request.headers, method);
   if (!can(principal.role, rule)) {

@@ -9,17 +9,27 @@ import { getStore } from '../db';
 import { LEASE_PATH_HEADER } from '../domain/lease-id';
 import { forbidden } from './guard';
 import { can } from './permissions';
-import { authenticate, type Principal } from './principal';
+import { anonymousRole, authenticate, type Principal } from './principal';
+import { clientAddress } from '../api/peer';
 import { ROUTE_RULES, type PageKey } from './route-rules';
 
 export type PageAccess = { allowed: true; principal: Principal | null } | { allowed: false; principal: Principal; message: string };
 
 /** The principal of the page's request, or null (a bearer token a browser does not send counts as none). */
 export async function currentPrincipal(): Promise<Principal | null> {
+  const requestHeaders = await headers();
   try {
-    return await authenticate(await getStore(), getConfig(), await headers());
+    return await authenticate(getStore, getConfig(), requestHeaders);
   } catch {
-    return null;
+    // The session could not be checked (the store is down, or a bad token): what an anonymous
+    // visitor may see, if anything; the page then says what it can of the store.
+    try {
+      const address = clientAddress(requestHeaders);
+      const role = anonymousRole(getConfig(), address);
+      return role ? { name: 'anonymous', role, method: 'anonymous', userId: null, tokenId: null, sessionId: null, address } : null;
+    } catch {
+      return null;
+    }
   }
 }
 

@@ -54,7 +54,10 @@ export function anonymousRole(config: Config, address: string): Role | null {
  * A bearer token that is not valid is refused (401), never taken as anonymous; a session
  * cookie that is not valid (ended, signed out) counts as no cookie.
  */
-export async function authenticate(store: Store, config: Config, headers: Headers, now = new Date()): Promise<Principal | null> {
+export async function authenticate(storeOf: Store | (() => Promise<Store>), config: Config, headers: Headers, now = new Date()): Promise<Principal | null> {
+  // The store is asked only for a token or a cookie: an anonymous reader is served (with
+  // what the page or route can show) while the store is down.
+  const store = () => (typeof storeOf === 'function' ? storeOf() : Promise.resolve(storeOf));
   const address = clientAddress(headers);
   const authorization = headers.get('authorization');
   if (authorization !== null) {
@@ -64,13 +67,13 @@ export async function authenticate(store: Store, config: Config, headers: Header
         'WWW-Authenticate': 'Bearer realm="leasehold", error="invalid_request"',
       });
     }
-    return tokenPrincipal(store, bearer[1]!, address, now);
+    return tokenPrincipal(await store(), bearer[1]!, address, now);
   }
   const cookies = cookiesOf(headers);
   for (const name of SESSION_COOKIES) {
     const value = cookies.get(name);
     if (value === undefined) continue;
-    const principal = await sessionPrincipal(store, config.auth, value, address, now);
+    const principal = await sessionPrincipal(await store(), config.auth, value, address, now);
     if (principal) return principal;
   }
   const role = anonymousRole(config, address);

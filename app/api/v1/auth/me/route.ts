@@ -9,7 +9,7 @@ export const dynamic = 'force-dynamic';
 
 export async function GET(request: Request) {
   try {
-    return Response.json(principalView(await authenticate(await getStore(), getConfig(), request.headers)), { headers: { 'Cache-Control': 'no-store' } });
+    return Response.json(principalView(await authenticate(getStore, getConfig(), request.headers)), { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return errorResponse(error);
   }
