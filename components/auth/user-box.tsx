@@ -7,8 +7,9 @@ type Props = { name: string; role: string; signedIn: boolean };
 /** Who is signed in, with sign-out; or, for an anonymous viewer, the way to sign in. */
 export function UserBox({ name, role, signedIn }: Props) {
   const router = useRouter();
-  async function signOut() {
-    await fetch('/api/v1/auth/logout', { method: 'POST' }).catch(() => null);
+  async function signOut(everywhere: boolean) {
+    const init: RequestInit = everywhere ? { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ everywhere: true }) } : { method: 'POST' };
+    await fetch('/api/v1/auth/logout', init).catch(() => null);
     router.replace('/login');
     router.refresh();
   }
@@ -27,8 +28,11 @@ export function UserBox({ name, role, signedIn }: Props) {
       <span>
         <strong>{name}</strong> · {role}
       </span>
-      <button type="button" onClick={signOut}>
+      <button type="button" onClick={() => signOut(false)}>
         Sign out
+      </button>
+      <button type="button" onClick={() => signOut(true)} title="Ends every session of yours, on every device">
+        everywhere
       </button>
     </div>
   );

@@ -149,7 +149,7 @@ async function auditFailure(context: ForceContext, base: Omit<AuditInput, 'phase
     await appendResult(store, { ...base, phase: 'refused', status: 422, detail: { ...(base.detail as object), message: error.message } });
     return publicError(error);
   }
-  const message = error instanceof SourceUnavailableError ? error.message : 'the backend did not answer in time';
+  const message = error instanceof SourceUnavailableError ? error.message : error instanceof Error && error.name !== 'TimeoutError' ? error.message.slice(0, 500) : 'the backend did not answer in time';
   await appendResult(store, { ...base, phase: 'error', status: 503, detail: { ...(base.detail as object), message, outcome: 'unknown' } });
   return new BackendUnavailableError(`${message}. Whether the action was applied is not known: look at the lease before trying again.`);
 }

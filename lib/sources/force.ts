@@ -94,7 +94,7 @@ function describeCurrent(current: CurrentState | null): string {
  * `not_found` (the key is not one this source reports), `invalid` (the request itself).
  * Nothing was sent to the backend, or only reads.
  */
-export type ForceRefusal = 'unfenced' | 'not_supported' | 'not_found' | 'invalid';
+export type ForceRefusal = 'unfenced' | 'not_supported' | 'not_found' | 'invalid' | 'backend_refused';
 
 export class ForceNotPossibleError extends Error {
   constructor(

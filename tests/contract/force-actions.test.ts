@@ -221,6 +221,26 @@ describe.each(FENCED)('fenced: $name', (kase) => {
 
 // ------------------------------------------------------------------ unfenced layouts
 
+describe('postgres: a statement the server refuses', () => {
+  it('a source whose user may not write (a read-only session) is refused as such, nothing applied, not "outcome unknown"', async () => {
+    const client = opened(createLeaseClient({ backend: 'postgres', url: db.url, table: pgConfig().tables[0]!.table }));
+    const label = `readonly-${uid()}`;
+    const lease = (await client.acquire(label, { holder: 'worker', ttlMs: 30_000 }))!;
+    // The same database, every transaction read-only: the UPDATE fails with SQLSTATE 25006.
+    const url = new URL(pgConfig().url);
+    url.searchParams.set('options', '-c default_transaction_read_only=on');
+    const readOnly = actionsOn({ ...pgConfig(), name: 'pg-read-only', url: url.toString() });
+    const request: ForceRequest = { action: 'force-expire', key: `${pgConfig().tables[0]!.table}/${label}`, expectedHolder: lease.holder, expectedToken: lease.token.toString() };
+    const error = await readOnly.execute(request, deadline()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ForceNotPossibleError);
+    expect((error as ForceNotPossibleError).code).toBe('backend_refused');
+    expect((error as Error).message).toMatch(/SQLSTATE 25006.*nothing was applied/);
+    expect((error as Error).message).not.toContain(url.password || 'leasehold:leasehold@');
+    expect(await client.inspect(label)).toMatchObject({ holder: lease.holder, token: lease.token });
+    await client.renew(lease);
+  });
+});
+
 describe('unfenced: postgres ShedLock table', () => {
   let actions: ForceActions;
   let source: LeaseSource;

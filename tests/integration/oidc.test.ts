@@ -184,8 +184,12 @@ describe('OIDC sign-in against a real provider', () => {
     }
   });
 
-  it('refuses an http:// issuer unless allowInsecureIssuer', async () => {
-    const error = await rejection(beginOidcSignIn(configFor(op.issuer, { allowInsecureIssuer: false }), '/'));
+  it('refuses an http:// issuer unless allowInsecureIssuer: the config check first, and the sign-in too', async () => {
+    const checked = oidcSchema.safeParse({ ...configFor(op.issuer), allowInsecureIssuer: false });
+    expect(checked.success).toBe(false);
+    expect(checked.error?.issues[0]).toMatchObject({ path: ['issuer'], message: expect.stringContaining('expected an https:// issuer') });
+    // A config made some other way is refused at sign-in all the same.
+    const error = await rejection(beginOidcSignIn({ ...configFor(op.issuer), allowInsecureIssuer: false }, '/'));
     expect(error.reason).toBe('config');
     expect(error.message).toContain(new URL(op.issuer).host);
   });

@@ -38,6 +38,7 @@ import {
 } from './force-sql';
 import { unavailable } from './part-errors';
 import { layoutOf } from './tables';
+import { redactUrlsIn, scrub, secretsOf } from '../../redact';
 
 type TableTarget = { kind: 'table'; table: string; format: 'leasehold' | 'shedlock'; name: string | null };
 type AdvisoryTarget = { kind: 'advisory'; lock: NonNullable<ReturnType<typeof advisoryLockOf>> };
@@ -146,6 +147,9 @@ async function executeAdvisory(client: PgPoolClientLike, target: AdvisoryTarget,
   return { previousToken: null, newToken: null, detail: { terminated: sessionDetail(session), exited: rows[0]!.terminated } };
 }
 
+/** SQLSTATE classes of a statement refused as it stands: data (22), integrity (23), a read-only transaction (25), access or syntax (42), not supported (0A). */
+const REFUSED_SQLSTATE = /^(?:22|23|25|42|0A)[0-9A-Z]{3}$/;
+
 /** The guarded actions of a PostgreSQL source; `given`: use this pool (the embedded store's) instead of opening one. */
 export function createPostgresForce(config: PostgresSourceConfig, given?: PgPoolLike) {
   const pool: PgPoolLike = given ?? openPool(config);
@@ -162,6 +166,14 @@ export function createPostgresForce(config: PostgresSourceConfig, given?: PgPool
         } catch (error) {
           if (error instanceof ForceConflictError || error instanceof ForceNotPossibleError) return { refused: error };
           if (error instanceof SourceUnavailableError) throw error;
+          // The server refused the one statement (no privilege, a read-only session, a column of
+          // another type...): it failed whole, so nothing was applied. A connection or server
+          // failure stays "not known".
+          const code = (error as { code?: unknown }).code;
+          if (typeof code === 'string' && REFUSED_SQLSTATE.test(code)) {
+            const reason = scrub(redactUrlsIn(String((error as Error).message)), secretsOf(config)).slice(0, 300);
+            return { refused: new ForceNotPossibleError('backend_refused', `${config.name}: PostgreSQL refused the statement (SQLSTATE ${code}: ${reason}); nothing was applied`) };
+          }
           throw unavailable(config.name, error, 'forcing');
         }
       },
