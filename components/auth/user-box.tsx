@@ -31,8 +31,9 @@ export function UserBox({ name, role, signedIn }: Props) {
       <button type="button" onClick={() => signOut(false)}>
         Sign out
       </button>
+      <span aria-hidden="true">·</span>
       <button type="button" onClick={() => signOut(true)} title="Ends every session of yours, on every device">
-        everywhere
+        Sign out everywhere
       </button>
     </div>
   );
