@@ -57,7 +57,8 @@ export function anonymousRole(config: Config, address: string): Role | null {
 export async function authenticate(storeOf: Store | (() => Promise<Store>), config: Config, headers: Headers, now = new Date()): Promise<Principal | null> {
   // The store is asked only for a token or a cookie: an anonymous reader is served (with
   // what the page or route can show) while the store is down.
-  const store = () => (typeof storeOf === 'function' ? storeOf() : Promise.resolve(storeOf));
+  // (A store given as it is is handed on as it is: never awaited, which would read its `then`.)
+  const withStore = <T>(work: (store: Store) => Promise<T>): Promise<T> => (typeof storeOf === 'function' ? storeOf().then(work) : work(storeOf));
   const address = clientAddress(headers);
   const authorization = headers.get('authorization');
   if (authorization !== null) {
@@ -67,13 +68,13 @@ export async function authenticate(storeOf: Store | (() => Promise<Store>), conf
         'WWW-Authenticate': 'Bearer realm="leasehold", error="invalid_request"',
       });
     }
-    return tokenPrincipal(await store(), bearer[1]!, address, now);
+    return withStore((store) => tokenPrincipal(store, bearer[1]!, address, now));
   }
   const cookies = cookiesOf(headers);
   for (const name of SESSION_COOKIES) {
     const value = cookies.get(name);
     if (value === undefined) continue;
-    const principal = await sessionPrincipal(await store(), config.auth, value, address, now);
+    const principal = await withStore((store) => sessionPrincipal(store, config.auth, value, address, now));
     if (principal) return principal;
   }
   const role = anonymousRole(config, address);
