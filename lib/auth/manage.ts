@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { RequestError } from '../errors';
 import { apiTokenView, listApiTokens, revokeApiToken, type ApiTokenView } from '../db/api-tokens';
-import { countAdmins, createUser, findUserById, listUsers, updateUser, userView, type UserView } from '../db/users';
+import { countAdmins, createUser, findUserById, listUsers, updateUser, updateUserUnlessLastAdmin, userView, type UserView } from '../db/users';
 import type { Store } from '../db/store';
 import { ROLES } from '../config/auth-schema';
 import { hashPassword, passwordProblem } from './password';
@@ -55,20 +55,10 @@ export async function changeUser(store: Store, id: string, change: z.output<type
   if (demotes && user.role === 'admin' && user.disabledAt === null && (await countAdmins(store)) <= 1) throw lastAdmin();
   const passwordHash = change.password === undefined ? undefined : await checkedHash(change.password);
   if (!demotes) return userView(await updateUser(store, id, { role: change.role, disabled: change.disabled, passwordHash }));
-  // Demoting or disabling: the count and the change in one transaction that first locks every
-  // enabled admin's row, so two admins demoting each other at once go one after the other and
-  // the second counts after the first (a count made before either would let both through).
-  return userView(
-    await store.prisma.$transaction(async (tx) => {
-      const admins = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "User" WHERE role = 'admin' AND "disabledAt" IS NULL ORDER BY id FOR UPDATE`;
-      if (admins.length <= 1 && admins.some((admin) => admin.id === id)) throw lastAdmin();
-      const disabledAt = change.disabled === undefined ? undefined : change.disabled ? new Date() : null;
-      const changed = await tx.user.update({ where: { id }, data: { role: change.role, passwordHash, disabledAt } });
-      // As updateUser: disabling or a new password ends the user's sessions.
-      if (change.disabled || passwordHash !== undefined) await tx.session.deleteMany({ where: { userId: id } });
-      return changed;
-    }),
-  );
+  // Demoting or disabling: counted and changed in one transaction (lib/db/users.ts).
+  const changed = await updateUserUnlessLastAdmin(store, id, { role: change.role, passwordHash, disabled: change.disabled });
+  if (changed === null) throw lastAdmin();
+  return userView(changed);
 }
 
 export async function usersAndTokens(store: Store): Promise<{ users: UserView[]; tokens: ApiTokenView[] }> {

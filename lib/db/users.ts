@@ -51,6 +51,24 @@ export async function updateUser(store: Store, id: string, change: { role?: Role
 }
 
 /**
+ * A change that demotes or disables a user, unless it would leave no enabled admin: null then,
+ * nothing changed. One transaction that first locks every enabled admin's row, so two admins
+ * demoting each other at once go one after the other and the second counts after the first (a
+ * count made before either would let both through). Disabling or a new password ends the
+ * user's sessions, as updateUser does.
+ */
+export async function updateUserUnlessLastAdmin(store: Store, id: string, change: { role?: Role; passwordHash?: string; disabled?: boolean }): Promise<UserRecord | null> {
+  return store.prisma.$transaction(async (tx) => {
+    const admins = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "User" WHERE role = 'admin' AND "disabledAt" IS NULL ORDER BY id FOR UPDATE`;
+    if (admins.length <= 1 && admins.some((admin) => admin.id === id)) return null;
+    const disabledAt = change.disabled === undefined ? undefined : change.disabled ? new Date() : null;
+    const changed = await tx.user.update({ where: { id }, data: { role: change.role, passwordHash: change.passwordHash, disabledAt } });
+    if (change.disabled || change.passwordHash !== undefined) await tx.session.deleteMany({ where: { userId: id } });
+    return changed;
+  });
+}
+
+/**
  * The user an OIDC identity signs in as: found by issuer and subject, made on first sign-in,
  * its role set from the provider's groups at every sign-in. A local user's name is never
  * taken over: an OIDC user whose name is taken gets "<name>@<issuer host>".
