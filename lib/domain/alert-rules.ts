@@ -1,0 +1,393 @@
+// Alert rules, evaluated (DESIGN.md section 6b). Pure: fed, in order, by the transitions the
+// collector already produces (a lease's changes, its renewals, its picture after a read, a
+// source going down or up) and by ticks of the observer's monotonic clock; it answers with
+// decisions: raise an alert for a rule and subject, or clear it. It keeps only what the
+// time-based rules need; the store is the truth of which alerts are open (it raises at most one
+// per rule and subject, and resolves event alerts after their hold time by itself).
+import { scopeCovers } from './alert-scope';
+import type { AlertRuleType, AlertScope, AlertSeverity } from './alert-types';
+import { displayText } from './display';
+import { isChangeOfHands } from './health';
+import type { EventType, LeaseKind, LeaseState } from './types';
+
+export type AlertRuleParams = {
+  /** late_renewal: a renewal with less than this percentage of the TTL left (default 20). */
+  marginPercent?: number;
+  /** flapping: more than this many changes of holder (default 3)... */
+  changes?: number;
+  /** ...within this window (default 10 minutes). */
+  windowMs?: number;
+  /** leaderless, source_down, held_too_long: for longer than this. */
+  afterMs?: number;
+  /** leaderless: also locks that were held and are not now (default: elections only). */
+  includeLocks?: boolean;
+  /** failover, token_regression, force_action: resolved by itself after this long without a repeat. */
+  resolveAfterMs?: number;
+};
+
+export type AlertRule = {
+  id: string;
+  name: string;
+  type: AlertRuleType;
+  severity: AlertSeverity;
+  scope: AlertScope;
+  params: AlertRuleParams;
+  enabled: boolean;
+};
+
+/** Each rule type's defaults, and whether its alerts resolve by themselves (event rules). */
+export const RULE_DEFAULTS: Record<AlertRuleType, { params: AlertRuleParams; severity: AlertSeverity; describe: string }> = {
+  missed_renewal: { params: {}, severity: 'critical', describe: 'a held lease reached its deadline without renewal or release' },
+  late_renewal: { params: { marginPercent: 20 }, severity: 'warning', describe: 'a renewal with less than marginPercent % of the TTL left' },
+  failover: { params: { resolveAfterMs: 300_000 }, severity: 'warning', describe: 'a change of holder, with the gap' },
+  flapping: { params: { changes: 3, windowMs: 600_000 }, severity: 'warning', describe: 'more than `changes` changes of holder within `windowMs`' },
+  leaderless: { params: { afterMs: 30_000, includeLocks: false }, severity: 'critical', describe: 'an election with candidates and no leader (or, with includeLocks, a lock with no holder) for longer than afterMs' },
+  token_regression: { params: { resolveAfterMs: 900_000 }, severity: 'critical', describe: 'a token went down or repeated for a new holder (always critical)' },
+  source_down: { params: { afterMs: 30_000 }, severity: 'critical', describe: 'a source unreadable for longer than afterMs' },
+  held_too_long: { params: { afterMs: 3_600_000 }, severity: 'warning', describe: 'one holder for longer than afterMs (a stuck job)' },
+  force_action: { params: { resolveAfterMs: 300_000 }, severity: 'info', describe: 'someone force-expired or force-released a lease' },
+};
+
+/** What the evaluator needs of a lease (from the collector's tracked lease). */
+export type LeaseFacts = {
+  id: string;
+  source: string;
+  key: string;
+  kind: LeaseKind;
+  state: LeaseState;
+  stale: boolean;
+  holder: string | null;
+  lastHolder: string | null;
+  /** Decimal strings. */
+  token: string | null;
+  lastToken: string | null;
+  ttlMs: number | null;
+  candidates: number;
+};
+
+export type ChangeFacts = {
+  type: EventType;
+  holder: string | null;
+  previousHolder: string | null;
+  token: string | null;
+  previousToken: string | null;
+  gapMs: number | null;
+  detail: Record<string, unknown> | null;
+};
+
+export type AlertInput =
+  /** One of a lease's changes (events), in order. */
+  | { type: 'change'; lease: LeaseFacts; change: ChangeFacts }
+  /** A renewal: how much of the TTL was left. */
+  | { type: 'renewal'; lease: LeaseFacts; marginMs: number; intervalMs: number; ttlMs: number | null }
+  /** The lease's picture after a read changed it. */
+  | { type: 'seen'; lease: LeaseFacts }
+  | { type: 'source'; source: string; up: boolean; reason: string | null }
+  /** An admin action forced the lease (lib/admin). */
+  | { type: 'forced'; lease: LeaseFacts; action: 'force_expired' | 'force_released'; actor: string; reason: string; previousToken: string | null; newToken: string | null; auditId: string | null };
+
+export type AlertSubject = { source: string; leaseId: string | null; leaseKey: string | null };
+
+export type AlertFacts = {
+  holder: string | null;
+  previousHolder: string | null;
+  token: string | null;
+  previousToken: string | null;
+  ttlMs: number | null;
+  marginMs: number | null;
+  gapMs: number | null;
+  detail: Record<string, unknown> | null;
+};
+
+export type AlertDecision =
+  | { op: 'raise'; rule: AlertRule; subject: AlertSubject; severity: AlertSeverity; summary: string; facts: AlertFacts; resolveAfterMs: number | null }
+  | { op: 'clear'; rule: AlertRule; subject: AlertSubject; why: string };
+
+const NO_FACTS: AlertFacts = { holder: null, previousHolder: null, token: null, previousToken: null, ttlMs: null, marginMs: null, gapMs: null, detail: null };
+
+/** The value of a rule's parameter, or its type's default. */
+export function paramOf<K extends keyof AlertRuleParams>(rule: AlertRule, name: K): NonNullable<AlertRuleParams[K]> {
+  return (rule.params[name] ?? RULE_DEFAULTS[rule.type].params[name]) as NonNullable<AlertRuleParams[K]>;
+}
+
+/** A subject's identity within a rule: the lease id, or the source for source-wide alerts. */
+export const subjectId = (subject: AlertSubject) => subject.leaseId ?? `source:${subject.source}`;
+const openKey = (rule: AlertRule, subject: AlertSubject) => `${rule.id}\n${subjectId(subject)}`;
+const leaseSubject = (lease: LeaseFacts): AlertSubject => ({ source: lease.source, leaseId: lease.id, leaseKey: lease.key });
+const show = (text: string | null) => (text === null ? 'nobody' : displayText(text, 80));
+const ms = (value: number | null) => (value === null ? '?' : value < 10_000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`);
+
+type Since = { mono: number; lease: LeaseFacts };
+
+export class AlertEvaluator {
+  private byType = new Map<AlertRuleType, AlertRule[]>();
+  /** Alerts this evaluator raised and has not cleared (the store may have resolved event alerts since). */
+  private readonly open = new Set<string>();
+  private readonly downSince = new Map<string, { mono: number; reason: string | null }>();
+  private readonly notHeldSince = new Map<string, Since>();
+  private readonly heldSince = new Map<string, Since & { holder: string; token: string | null }>();
+  private readonly handChanges = new Map<string, { times: number[]; lease: LeaseFacts }>();
+
+  constructor(rules: readonly AlertRule[]) {
+    this.setRules(rules);
+  }
+
+  setRules(rules: readonly AlertRule[]): void {
+    this.byType = new Map();
+    for (const rule of rules) {
+      if (!rule.enabled) continue;
+      const list = this.byType.get(rule.type) ?? [];
+      list.push(rule);
+      this.byType.set(rule.type, list);
+    }
+  }
+
+  /** Alerts known open in the store (at start, or when a source is taken over): clears are sent for them. */
+  adoptOpen(rule: AlertRule, subject: AlertSubject): void {
+    this.open.add(openKey(rule, subject));
+  }
+
+  /** Forgets a source's leases (it is observed elsewhere now). */
+  forgetSource(source: string): void {
+    this.downSince.delete(source);
+    for (const map of [this.notHeldSince, this.heldSince, this.handChanges] as Map<string, { lease: LeaseFacts }>[]) {
+      for (const [id, entry] of map) if (entry.lease.source === source) map.delete(id);
+    }
+  }
+
+  apply(input: AlertInput, nowMono: number): AlertDecision[] {
+    const out: AlertDecision[] = [];
+    switch (input.type) {
+      case 'change':
+        this.onChange(input.lease, input.change, nowMono, out);
+        break;
+      case 'renewal':
+        this.onRenewal(input, out);
+        break;
+      case 'seen':
+        this.onSeen(input.lease, nowMono, out);
+        break;
+      case 'source':
+        this.onSource(input.source, input.up, input.reason, nowMono, out);
+        break;
+      case 'forced':
+        this.onForced(input, out);
+        break;
+    }
+    return out;
+  }
+
+  /** The time-based rules: a source down, an election leaderless, a holder holding, for long enough; flapping that calmed down. */
+  tick(nowMono: number): AlertDecision[] {
+    const out: AlertDecision[] = [];
+    for (const rule of this.rules('source_down')) {
+      for (const [source, down] of this.downSince) {
+        const subject: AlertSubject = { source, leaseId: null, leaseKey: null };
+        if (nowMono - down.mono < paramOf(rule, 'afterMs') || !scopeCovers(rule.scope, source, null)) continue;
+        this.raise(out, rule, subject, `source ${source} has been unreadable for ${ms(nowMono - down.mono)}${down.reason ? `: ${displayText(down.reason, 200)}` : ''}`, {
+          ...NO_FACTS,
+          detail: { downForMs: Math.round(nowMono - down.mono), reason: down.reason },
+        }, null, true);
+      }
+    }
+    for (const rule of this.rules('leaderless')) {
+      for (const { mono, lease } of this.notHeldSince.values()) {
+        if (lease.stale || nowMono - mono < paramOf(rule, 'afterMs') || !leaderlessFor(rule, lease) || !covers(rule, lease)) continue;
+        const what = lease.kind === 'election' ? `election with ${lease.candidates} candidate${lease.candidates === 1 ? '' : 's'}` : 'lock';
+        this.raise(out, rule, leaseSubject(lease), `${show(lease.id)}: ${what} without a holder for ${ms(nowMono - mono)}`, {
+          ...NO_FACTS,
+          previousHolder: lease.lastHolder,
+          previousToken: lease.lastToken,
+          ttlMs: lease.ttlMs,
+          detail: { withoutHolderForMs: Math.round(nowMono - mono), candidates: lease.candidates },
+        }, null, true);
+      }
+    }
+    for (const rule of this.rules('held_too_long')) {
+      for (const held of this.heldSince.values()) {
+        if (held.lease.stale || nowMono - held.mono < paramOf(rule, 'afterMs') || !covers(rule, held.lease)) continue;
+        this.raise(out, rule, leaseSubject(held.lease), `${show(held.lease.id)}: held by ${show(held.holder)} for ${ms(nowMono - held.mono)}`, {
+          ...NO_FACTS,
+          holder: held.holder,
+          token: held.token,
+          ttlMs: held.lease.ttlMs,
+          detail: { heldForMs: Math.round(nowMono - held.mono) },
+        }, null, true);
+      }
+    }
+    const flapping = this.rules('flapping');
+    const longest = Math.max(0, ...flapping.map((rule) => paramOf(rule, 'windowMs')));
+    for (const [id, flaps] of this.handChanges) {
+      for (const rule of flapping) {
+        const recent = flaps.times.filter((t) => nowMono - t <= paramOf(rule, 'windowMs')).length;
+        if (recent <= paramOf(rule, 'changes')) this.clear(out, rule, leaseSubject(flaps.lease), 'calmer now');
+      }
+      flaps.times = flaps.times.filter((t) => nowMono - t <= longest);
+      if (flaps.times.length === 0) this.handChanges.delete(id);
+    }
+    return out;
+  }
+
+  private rules(type: AlertRuleType): AlertRule[] {
+    return this.byType.get(type) ?? [];
+  }
+
+  private raise(out: AlertDecision[], rule: AlertRule, subject: AlertSubject, summary: string, facts: AlertFacts, resolveAfterMs: number | null, onlyOnce = false) {
+    const key = openKey(rule, subject);
+    // A condition that lasts (a source down) is raised once; an event raised again counts as a repeat.
+    if (onlyOnce && this.open.has(key)) return;
+    this.open.add(key);
+    const severity = rule.type === 'token_regression' ? 'critical' : rule.severity;
+    out.push({ op: 'raise', rule, subject, severity, summary, facts, resolveAfterMs });
+  }
+
+  private clear(out: AlertDecision[], rule: AlertRule, subject: AlertSubject, why: string) {
+    if (this.open.delete(openKey(rule, subject))) out.push({ op: 'clear', rule, subject, why });
+  }
+
+  private clearAll(out: AlertDecision[], type: AlertRuleType, lease: LeaseFacts, why: string) {
+    for (const rule of this.rules(type)) this.clear(out, rule, leaseSubject(lease), why);
+  }
+
+  private onChange(lease: LeaseFacts, change: ChangeFacts, nowMono: number, out: AlertDecision[]) {
+    const subject = leaseSubject(lease);
+    if (change.type === 'expired') {
+      for (const rule of this.rules('missed_renewal')) {
+        if (!covers(rule, lease)) continue;
+        this.raise(out, rule, subject, `${show(lease.id)}: ${show(change.previousHolder)} missed its renewal; the lease expired${change.previousToken ? ` (token ${change.previousToken})` : ''}`, {
+          ...NO_FACTS,
+          previousHolder: change.previousHolder,
+          previousToken: change.previousToken,
+          ttlMs: lease.ttlMs,
+        }, null);
+      }
+      return;
+    }
+    if (change.type === 'token_regression') {
+      for (const rule of this.rules('token_regression')) {
+        if (!covers(rule, lease)) continue;
+        this.raise(out, rule, subject, `${show(lease.id)}: token went back from ${change.previousToken ?? '?'} to ${change.token ?? '?'} (holder ${show(change.holder)})`, {
+          ...NO_FACTS,
+          holder: change.holder,
+          previousHolder: change.previousHolder,
+          token: change.token,
+          previousToken: change.previousToken,
+          ttlMs: lease.ttlMs,
+        }, paramOf(rule, 'resolveAfterMs'));
+      }
+      return;
+    }
+    if (change.type === 'acquired' || change.type === 'taken_over' || change.type === 'released' || change.type === 'observation_gap') {
+      // The lease moved on: a missed renewal is over, and so is a late one.
+      this.clearAll(out, 'missed_renewal', lease, change.type === 'released' ? 'released' : 'held again');
+      this.clearAll(out, 'late_renewal', lease, 'another grant');
+    }
+    if (!isChangeOfHands(change)) return;
+    for (const rule of this.rules('failover')) {
+      if (!covers(rule, lease)) continue;
+      this.raise(out, rule, subject, `${show(lease.id)}: ${show(change.previousHolder)} → ${show(change.holder)}${change.gapMs !== null ? `, ${ms(change.gapMs)} without a holder` : ''}${change.token ? ` (token ${change.previousToken ?? '?'} → ${change.token})` : ''}`, {
+        ...NO_FACTS,
+        holder: change.holder,
+        previousHolder: change.previousHolder,
+        token: change.token,
+        previousToken: change.previousToken,
+        ttlMs: lease.ttlMs,
+        gapMs: change.gapMs,
+        detail: change.type === 'taken_over' ? { takenOver: true } : null,
+      }, paramOf(rule, 'resolveAfterMs'));
+    }
+    const flapping = this.rules('flapping');
+    if (flapping.length === 0) return;
+    const flaps = this.handChanges.get(lease.id) ?? { times: [], lease };
+    flaps.lease = lease;
+    const longest = Math.max(...flapping.map((rule) => paramOf(rule, 'windowMs')));
+    flaps.times = [...flaps.times.filter((t) => nowMono - t <= longest), nowMono];
+    this.handChanges.set(lease.id, flaps);
+    for (const rule of flapping) {
+      if (!covers(rule, lease)) continue;
+      const count = flaps.times.filter((t) => nowMono - t <= paramOf(rule, 'windowMs')).length;
+      if (count <= paramOf(rule, 'changes')) continue;
+      this.raise(out, rule, subject, `${show(lease.id)}: ${count} changes of holder within ${ms(paramOf(rule, 'windowMs'))}`, {
+        ...NO_FACTS,
+        holder: change.holder,
+        token: change.token,
+        ttlMs: lease.ttlMs,
+        detail: { changes: count, windowMs: paramOf(rule, 'windowMs') },
+      }, null);
+    }
+  }
+
+  private onRenewal(input: Extract<AlertInput, { type: 'renewal' }>, out: AlertDecision[]) {
+    const { lease, marginMs, intervalMs, ttlMs } = input;
+    // The new holder renews: the failover is behind us.
+    this.clearAll(out, 'failover', lease, 'the new holder renewed');
+    for (const rule of this.rules('late_renewal')) {
+      if (!covers(rule, lease) || ttlMs === null || ttlMs <= 0) continue;
+      const percent = (100 * marginMs) / ttlMs;
+      if (percent >= paramOf(rule, 'marginPercent')) {
+        this.clear(out, rule, leaseSubject(lease), 'renewed in time');
+        continue;
+      }
+      this.raise(out, rule, leaseSubject(lease), `${show(lease.id)}: ${show(lease.holder)} renewed with ${ms(marginMs)} left of ${ms(ttlMs)} (${percent.toFixed(0)} %)`, {
+        ...NO_FACTS,
+        holder: lease.holder,
+        token: lease.token,
+        ttlMs,
+        marginMs,
+        detail: { intervalMs, marginPercent: Math.round(percent * 10) / 10 },
+      }, null);
+    }
+  }
+
+  private onSeen(lease: LeaseFacts, nowMono: number, out: AlertDecision[]) {
+    if (lease.state === 'held') {
+      this.notHeldSince.delete(lease.id);
+      this.clearAll(out, 'leaderless', lease, 'held again');
+      if (this.rules('held_too_long').length > 0) {
+        const held = this.heldSince.get(lease.id);
+        if (!held || held.holder !== lease.holder || held.token !== lease.token) {
+          if (held) this.clearAll(out, 'held_too_long', lease, 'another holder');
+          this.heldSince.set(lease.id, { mono: nowMono, lease, holder: lease.holder!, token: lease.token });
+        } else held.lease = lease;
+      }
+      return;
+    }
+    if (this.heldSince.delete(lease.id)) this.clearAll(out, 'held_too_long', lease, 'not held now');
+    if (this.rules('leaderless').length === 0) return;
+    const since = this.notHeldSince.get(lease.id);
+    if (since) since.lease = lease;
+    else if (lease.lastHolder !== null || lease.candidates > 0) this.notHeldSince.set(lease.id, { mono: nowMono, lease });
+  }
+
+  private onSource(source: string, up: boolean, reason: string | null, nowMono: number, out: AlertDecision[]) {
+    if (!up) {
+      if (!this.downSince.has(source)) this.downSince.set(source, { mono: nowMono, reason });
+      return;
+    }
+    this.downSince.delete(source);
+    for (const rule of this.rules('source_down')) this.clear(out, rule, { source, leaseId: null, leaseKey: null }, 'readable again');
+  }
+
+  private onForced(input: Extract<AlertInput, { type: 'forced' }>, out: AlertDecision[]) {
+    const { lease } = input;
+    const verb = input.action === 'force_expired' ? 'force-expired' : 'force-released';
+    for (const rule of this.rules('force_action')) {
+      if (!covers(rule, lease)) continue;
+      this.raise(out, rule, leaseSubject(lease), `${show(lease.id)}: ${verb} by ${show(input.actor)}${input.newToken ? ` (token ${input.previousToken ?? '?'} → ${input.newToken})` : ''}: ${displayText(input.reason, 200)}`, {
+        ...NO_FACTS,
+        previousHolder: lease.holder,
+        previousToken: input.previousToken,
+        token: input.newToken,
+        ttlMs: lease.ttlMs,
+        detail: { action: input.action, actor: input.actor, reason: input.reason, auditId: input.auditId },
+      }, paramOf(rule, 'resolveAfterMs'));
+    }
+  }
+}
+
+const covers = (rule: AlertRule, lease: LeaseFacts) => scopeCovers(rule.scope, lease.source, lease.id);
+
+function leaderlessFor(rule: AlertRule, lease: LeaseFacts): boolean {
+  if (lease.kind === 'election') return lease.candidates > 0 || lease.lastHolder !== null;
+  return paramOf(rule, 'includeLocks') && lease.kind === 'lock' && lease.lastHolder !== null;
+}

@@ -1,0 +1,68 @@
+// The vocabulary of alerts (DESIGN.md section 6b), as types. Pure: no I/O.
+//
+// A rule watches leases (or sources) within its scope and raises at most one open alert per
+// rule and subject (a lease, or a source for source_down): the alert's fingerprint names that
+// pair and stays the same from firing to resolved, so a receiver (PagerDuty's dedup_key,
+// Alertmanager's label set) can pair the two.
+
+export const ALERT_RULE_TYPES = [
+  'missed_renewal',
+  'late_renewal',
+  'failover',
+  'flapping',
+  'leaderless',
+  'token_regression',
+  'source_down',
+  'held_too_long',
+  'force_action',
+] as const;
+export type AlertRuleType = (typeof ALERT_RULE_TYPES)[number];
+
+export const ALERT_SEVERITIES = ['info', 'warning', 'critical'] as const;
+export type AlertSeverity = (typeof ALERT_SEVERITIES)[number];
+
+export type AlertStatus = 'firing' | 'resolved';
+
+/** Which leases a rule watches: every lease, one source's, or lease ids matching a glob (`*` any run of characters). */
+export type AlertScope = { kind: 'all' } | { kind: 'source'; source: string } | { kind: 'lease'; pattern: string };
+
+/** An alert as the API shows it and as every delivery format is built from. */
+export type AlertView = {
+  id: string;
+  /** Stable from firing to resolved: one open alert per rule and subject. 32 hex characters. */
+  fingerprint: string;
+  rule: { id: string; name: string; type: AlertRuleType };
+  severity: AlertSeverity;
+  status: AlertStatus;
+  source: string;
+  /** The lease the alert is about; null for source_down. */
+  leaseId: string | null;
+  leaseKey: string | null;
+  holder: string | null;
+  previousHolder: string | null;
+  /** Fencing tokens as decimal strings (they may exceed 2^53). */
+  token: string | null;
+  previousToken: string | null;
+  ttlMs: number | null;
+  /** Time that was left at the last renewal (late_renewal), or null. */
+  marginMs: number | null;
+  /** Time without a holder in a failover, or null. */
+  gapMs: number | null;
+  /** One line for a human: what happened, to what. */
+  summary: string;
+  startsAt: string;
+  endsAt: string | null;
+  /** Times the condition was seen again while the alert was open. */
+  occurrences: number;
+  detail: Record<string, unknown> | null;
+};
+
+/** The native webhook body: what happened to which alert, and where to look. */
+export type AlertMessage = {
+  type: 'alert.firing' | 'alert.resolved' | 'alert.test';
+  /** When this message was made (ISO). */
+  at: string;
+  alert: AlertView;
+  /** The console's page for the lease or source, absolute when the console's public URL is known. */
+  link: string | null;
+};
