@@ -1,6 +1,6 @@
 // `npm run demo -- --backends postgres,redis,etcd`: the weekly-digest fleet on real backends.
 //
-// Starts PostgreSQL, Redis and etcd with scripts/services.sh (or reuses them), makes fresh
+// Starts PostgreSQL, Redis, etcd and Alertmanager with scripts/services.sh (or reuses them), makes fresh
 // databases for the demo (leasehold_demo_store: Leasehold's store; leasehold_demo_pixly: the
 // digest's tables, its lease table and a ShedLock table), serves the console observing all of
 // it, and runs the fleet as separate OS processes (scripts/demo-server.ts). Faults are real:

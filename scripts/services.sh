@@ -5,6 +5,8 @@
 #   Redis       a test instance of our own on 127.0.0.1:16379, keyspace notifications on
 #   etcd        a single node on 127.0.0.1:12379
 #   etcd x3     (up --etcd-cluster) three members on 127.0.0.1:22379, 22479, 22579
+#   Alertmanager  Debian's prometheus-alertmanager on 127.0.0.1:19093, clustering off, no
+#               receiver that sends anything
 #   Chromium    Debian's package, for the browser tests
 #
 #   scripts/services.sh up [--etcd-cluster] [--no-chromium]
@@ -22,6 +24,7 @@ STATE=${LEASEHOLD_SERVICES_DIR:-$ROOT/.leasehold/services}
 REDIS_PORT=${LEASEHOLD_TEST_REDIS_PORT:-16379}
 ETCD_PORT=${LEASEHOLD_TEST_ETCD_PORT:-12379}
 ETCD_CLUSTER_PORTS=(22379 22479 22579)   # client ports; each member's peer port is client + 1
+ALERTMANAGER_PORT=${LEASEHOLD_TEST_ALERTMANAGER_PORT:-19093}
 PG_ROLE=leasehold
 PG_PASSWORD=leasehold
 
@@ -231,6 +234,52 @@ etcd_cluster_up() {
   if [[ $started -eq 1 ]]; then say "etcd cluster: started on ports ${ETCD_CLUSTER_PORTS[*]}"; else say "etcd cluster: reusing the members already running"; fi
 }
 
+# ---------------------------------------------------------------------------- Alertmanager
+
+alertmanager_answers() { curl -sf --max-time 2 "http://127.0.0.1:$1/-/ready" >/dev/null; }
+
+alertmanager_up() {
+  if alertmanager_answers "$ALERTMANAGER_PORT"; then
+    say "alertmanager: reusing the server already running on 127.0.0.1:$ALERTMANAGER_PORT"
+    return
+  fi
+  # The package's own instance (/etc/default/prometheus-alertmanager: :9093 on every
+  # interface, gossip on 0.0.0.0:9094) is never started: apt_install keeps package scripts
+  # from starting daemons, and we start the binary ourselves with our own flags.
+  command -v prometheus-alertmanager >/dev/null 2>&1 || apt_install prometheus-alertmanager
+  mkdir -p "$STATE/alertmanager"
+  # One route to a receiver with no integrations: alerts are kept and listed, never sent
+  # anywhere. Short waits, so that a posted alert is grouped at once.
+  cat >"$STATE/alertmanager.yml" <<'YAML'
+route:
+  receiver: nowhere
+  group_by: ['...']
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: nowhere
+YAML
+  # --cluster.listen-address= (empty) turns the gossip cluster off; its default binds
+  # 0.0.0.0:9094 (TCP and UDP, for gossip with peers). --web.external-url only names links in
+  # notifications, but without it Alertmanager builds them from the machine's hostname.
+  setsid prometheus-alertmanager \
+    --config.file="$STATE/alertmanager.yml" --storage.path="$STATE/alertmanager" \
+    --web.listen-address="127.0.0.1:$ALERTMANAGER_PORT" --web.external-url="http://127.0.0.1:$ALERTMANAGER_PORT" \
+    --cluster.listen-address= --log.level=warn \
+    </dev/null >"$STATE/logs/alertmanager.log" 2>&1 9>&- &
+  local pid=$! deadline=$((SECONDS + 30))
+  record_pid alertmanager "$pid"
+  # Not wait_for: a bad config or a port in use ends it at once, and that is said at once.
+  until alertmanager_answers "$ALERTMANAGER_PORT"; do
+    alive "$pid" || fail "alertmanager exited at start; see $STATE/logs/alertmanager.log"
+    ((SECONDS < deadline)) ||
+      fail "alertmanager did not answer /-/ready on 127.0.0.1:$ALERTMANAGER_PORT within 30 s; see $STATE/logs/alertmanager.log"
+    sleep 0.2
+  done
+  say "alertmanager: started on 127.0.0.1:$ALERTMANAGER_PORT (pid $(recorded_pid alertmanager))"
+}
+
 # ---------------------------------------------------------------------------- Chromium
 
 chromium_up() {
@@ -256,6 +305,7 @@ write_env() {
     echo "LEASEHOLD_TEST_REDIS_URL=redis://127.0.0.1:$REDIS_PORT"
     echo "LEASEHOLD_TEST_ETCD_ENDPOINTS=http://127.0.0.1:$ETCD_PORT"
     echo "LEASEHOLD_TEST_ETCD_CLUSTER_ENDPOINTS=$cluster"
+    echo "LEASEHOLD_TEST_ALERTMANAGER_URL=http://127.0.0.1:$ALERTMANAGER_PORT"
     if [[ -x /usr/bin/chromium ]]; then echo "LEASEHOLD_CHROMIUM=/usr/bin/chromium"; fi
   } >"$STATE/env.tmp"
   mv "$STATE/env.tmp" "$STATE/env"
@@ -275,6 +325,7 @@ cmd_up() {
   redis_up
   etcd_up
   if [[ $cluster -eq 1 ]]; then etcd_cluster_up; fi
+  alertmanager_up
   if [[ $chromium -eq 1 ]]; then chromium_up; fi
   write_env
   say "ready; addresses in ${STATE#"$ROOT"/}/env"
@@ -303,6 +354,8 @@ cmd_status() {
     ok=1; etcd_answers "${ETCD_CLUSTER_PORTS[i]}" && ok=0
     [[ $ok -eq 0 || -n $(recorded_pid "etcd-m$((i + 1))") ]] && report "etcd-m$((i + 1))" "127.0.0.1:${ETCD_CLUSTER_PORTS[i]}" $ok "etcd-m$((i + 1))"
   done
+  ok=1; alertmanager_answers "$ALERTMANAGER_PORT" && ok=0
+  report alertmanager "127.0.0.1:$ALERTMANAGER_PORT" $ok alertmanager
   if [[ -x /usr/bin/chromium ]]; then printf '  %-12s %-24s installed\n' chromium /usr/bin/chromium
   else printf '  %-12s %-24s missing\n' chromium /usr/bin/chromium; fi
   return $rc
@@ -316,7 +369,8 @@ cmd_down() {
     key=$(basename "$file" .pid)
     pid=$(cat "$file")
     if alive "$pid"; then
-      # Postgres: SIGINT is its "fast" shutdown; the others stop cleanly on SIGTERM.
+      # Postgres: SIGINT is its "fast" shutdown; the others (Alertmanager too: it writes its
+      # silences and notification log to $STATE/alertmanager first) stop cleanly on SIGTERM.
       if [[ $key == postgres ]]; then kill -INT "$pid"; else kill -TERM "$pid"; fi
       local deadline=$((SECONDS + 15))
       while alive "$pid" && ((SECONDS < deadline)); do sleep 0.2; done

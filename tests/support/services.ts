@@ -12,6 +12,7 @@ export type TestServices = {
   etcdEndpoints: string[];
   etcdClusterEndpoints: string[];
   chromium: string | undefined;
+  alertmanagerUrl: string | undefined;
 };
 
 export function testServices(): TestServices {
@@ -35,5 +36,6 @@ export function testServices(): TestServices {
     etcdEndpoints: list(get('LEASEHOLD_TEST_ETCD_ENDPOINTS')),
     etcdClusterEndpoints: list(get('LEASEHOLD_TEST_ETCD_CLUSTER_ENDPOINTS')),
     chromium: get('LEASEHOLD_CHROMIUM'),
+    alertmanagerUrl: get('LEASEHOLD_TEST_ALERTMANAGER_URL'),
   };
 }
