@@ -157,7 +157,8 @@ export function expectedShape(dmmf: Dmmf): SchemaShape {
       if (field.isList) type += '[]';
       columns.set(field.dbName ?? field.name, {
         type,
-        nullable: !field.isRequired,
+        // Prisma creates a scalar list as a nullable array column (`TEXT[]`), required or not.
+        nullable: !field.isRequired || field.isList,
         default: defaultText(field, enumDbName),
       });
     }
