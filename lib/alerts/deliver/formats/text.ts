@@ -1,0 +1,48 @@
+// Text from the alert for the formats' fields. Keys and holders come from backends and are
+// hostile: 10 kB long, binary, control and bidi characters, lone UTF-16 surrogates (which no
+// UTF-8 receiver can decode). Every field the formats fill goes through here: made printable,
+// well-formed, and cut to the receiver's limit.
+import { terminalText } from '../../../domain/display';
+
+export const ELLIPSIS = '…';
+
+/** Printable and well-formed: control, bidi and invisible characters become \uNNNN, and so do lone surrogates. */
+export function cleanText(value: string): string {
+  return terminalText(value).replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+}
+
+/** At most `max` UTF-16 code units (the strictest way receivers count), ending in "…" when cut, never inside a surrogate pair. */
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let cut = Math.max(0, max - ELLIPSIS.length);
+  const last = text.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut--;
+  return text.slice(0, cut) + ELLIPSIS;
+}
+
+/** cleanText, then truncate. */
+export function fieldText(value: string | null | undefined, max: number): string {
+  return value == null ? '' : truncate(cleanText(value), max);
+}
+
+/** A link a receiver can open: an absolute http(s) URL, or null (a relative console path is not one). */
+export function absoluteLink(link: string | null, max = 3000): string | null {
+  if (!link || link.length > max) return null;
+  try {
+    const url = new URL(link);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.toString() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** "850 ms", "12.5 s", "-1.2 s": margins and gaps for a person. */
+export function formatMs(ms: number | null): string | null {
+  if (ms == null || !Number.isFinite(ms)) return null;
+  return Math.abs(ms) < 10_000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** JSON that a bigint in an alert's detail cannot break (as a decimal string, like tokens). */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+}
