@@ -19,6 +19,7 @@ import type { LeaseSource } from '../sources/types';
 import { lineLogger } from '../log';
 import { metrics } from '../metrics';
 import { retrying } from '../time/retry';
+import { startAlerting, type Alerting } from '../alerts';
 import { observeSource, type ObserveOptions } from './observe-source';
 import { StaleOwnerError } from '../db/observer-writes';
 
@@ -30,10 +31,14 @@ export type CollectorOptions = {
   ownershipTtlMs?: number;
   log?: (line: string) => void;
   onRead?: ObserveOptions['onRead'];
+  /** Alerts (rules and deliveries) in this process: on by config (`alerts.enabled`, default true) unless false here. */
+  alerts?: boolean;
 };
 
 export type Collector = {
   readonly id: string;
+  /** Alert rules and deliveries of this process, when on. */
+  readonly alerting: Alerting | null;
   /** Sources this collector observes right now. */
   owned(): string[];
   stop(): Promise<void>;
@@ -50,6 +55,7 @@ type Observers = {
   // Observers running per source: after ownership churn the next term's observer can start
   // before the last one has finished stopping, and the source is owned while either runs.
   running: Map<string, number>;
+  alerting: Alerting | null;
 };
 
 export function startCollector(options: CollectorOptions): Collector {
@@ -59,7 +65,8 @@ export function startCollector(options: CollectorOptions): Collector {
   // On the embedded store, a source may name its database (pglite://embedded, lib/config/schema.ts): it is read through the store's own PGlite.
   const sources = createSources(options.config, options.store.pglite ? pglitePool(options.store.pglite) : null);
   const stop = new AbortController();
-  const observers: Observers = { options, id, log, ringSize: options.config.retention.renewalSamplesPerLease, owned: new Set(), running: new Map() };
+  const alerting = options.alerts !== false && options.config.alerts?.enabled === true ? startAlerting({ store: options.store, config: options.config, workerId: id, log: lineLogger('alerts') }) : null;
+  const observers: Observers = { options, id, log, ringSize: options.config.retention.renewalSamplesPerLease, owned: new Set(), running: new Map(), alerting };
   let leaseClient: LeaseClient | null = null;
   let stopping: Promise<void> | null = null;
 
@@ -74,6 +81,7 @@ export function startCollector(options: CollectorOptions): Collector {
 
   return {
     id,
+    alerting,
     owned: () => [...observers.owned],
     stop() {
       // Idempotent: a second call waits for the first.
@@ -82,6 +90,7 @@ export function startCollector(options: CollectorOptions): Collector {
         await Promise.allSettled(runs);
         await Promise.allSettled(sources.map((s) => s.close()));
         await leaseClient?.close();
+        await alerting?.stop();
       })();
       return stopping;
     },
@@ -121,7 +130,7 @@ function observeOwnedSources(observers: Observers, sources: LeaseSource[], clien
 
 /** Observes one source with the ownership token `token` until `signal` aborts, counted as owned meanwhile. */
 async function observe(observers: Observers, source: LeaseSource, token: bigint, signal: AbortSignal) {
-  const { options, id, log, ringSize, owned, running } = observers;
+  const { options, id, log, ringSize, owned, running, alerting } = observers;
   running.set(source.name, (running.get(source.name) ?? 0) + 1);
   owned.add(source.name);
   metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 1);
@@ -129,7 +138,7 @@ async function observe(observers: Observers, source: LeaseSource, token: bigint,
     // An observer that fails for any reason but a lost ownership starts again: after 1 s,
     // growing to 10 s while it keeps failing at once, and 1 s again after one that ran for a
     // minute. The collector must not quietly stop watching a source it holds.
-    await retrying(() => observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead }, signal), {
+    await retrying(() => observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead, alerts: alerting?.engine }, signal), {
       what: `${source.name}: observer`,
       signal,
       initialDelayMs: 1_000,

@@ -8,6 +8,8 @@
 // leases stale, and nothing else: the next good read is compared with the last one as "after
 // a gap", so no expiry, release or failover is invented. The store is written when the
 // source's status changes, not at every failed attempt.
+import type { AlertEngine } from '../alerts/engine';
+import { DeadlineTimers } from '../alerts/deadlines';
 import type { Store } from '../db';
 import { applyRead, type AppliedRead } from '../domain/apply-read';
 import type { Observation, ReadContext, TrackedLease } from '../domain/observe';
@@ -34,6 +36,8 @@ export type ObserveOptions = {
   token: bigint;
   ringSize: number;
   log: (line: string) => void;
+  /** Alert rules are fed what each read changed, when alerts are on. */
+  alerts?: AlertEngine;
   /** Called after every read is applied and written (for benchmarks and diagnostics). */
   onRead?: (read: ReadReport) => void;
   clock?: Clock;
@@ -64,8 +68,14 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
   // 1. Start from what the store knows. Whatever happened since it was written, we did not see.
   const loaded = await retrying(() => loadSource(options.store, options.source.name, clock.mono(), clock.wall()), storeRetry(options, signal, clock, 'loading the source from the store'));
   if (!loaded) return;
-  // 2. Observe: read, apply, write, tell.
-  await new SourceObserver(options, signal, clock, loaded).run();
+  // 2. This source's open alerts are this process's to clear now.
+  await options.alerts?.adopt(options.source.name);
+  // 3. Observe: read, apply, write, tell.
+  try {
+    await new SourceObserver(options, signal, clock, loaded).run();
+  } finally {
+    options.alerts?.release(options.source.name);
+  }
 }
 
 /** How the store is retried: with backoff, counted and logged, never after another collector took the source. */
@@ -99,6 +109,8 @@ class SourceObserver {
   private changesWritten: Promise<unknown> = Promise.resolve();
   private readonly renewals: RenewalBatcher;
   private readonly lanes: ReadLanes;
+  /** Each held lease's deadline: when it passes with no renewal seen, the lease is read again at once. */
+  private readonly deadlines: DeadlineTimers;
 
   constructor(
     private readonly options: ObserveOptions,
@@ -132,16 +144,25 @@ class SourceObserver {
       },
       clock,
     );
+    this.deadlines = new DeadlineTimers(clock, (keys) => {
+      metrics.inc('leasehold_deadline_reads_total', this.labels, keys.length);
+      this.lanes.hint(this.source.readKeys ? { keys } : { full: true });
+    });
+    for (const lease of this.known.values()) this.deadlines.track(lease);
   }
 
   async run(): Promise<void> {
     const watching = this.source.watch?.(this.lanes.hint, this.signal);
+    const stopDeadlines = () => this.deadlines.stop();
+    this.signal.addEventListener('abort', stopDeadlines, { once: true });
     try {
       await Promise.all([this.lanes.run(this.signal), this.renewals.run(this.signal, () => this.stopWith !== null, () => this.flushRenewals())]);
       await this.flushRenewals(true);
       await Promise.all([this.changesQueue.idle(), this.renewalsQueue.idle()]);
       if (this.stopWith) throw this.stopWith;
     } finally {
+      this.deadlines.stop();
+      this.signal.removeEventListener('abort', stopDeadlines);
       metrics.clear('leasehold_tracked_leases', this.labels);
       await watching?.catch(() => {});
     }
@@ -167,6 +188,7 @@ class SourceObserver {
         ? { ...start, kind: 'full', observations: result.observations, gap, detail: result.status, unread: result.unread }
         : { ...start, kind: 'poll', observations: result.observations, covered: result.covered, detail: result.status ?? null };
     const outcome = await this.applyAndWrite(completed);
+    this.options.alerts?.sourceStatus(this.source.name, true, null);
     this.retryRefused();
     metrics.set('leasehold_source_up', this.labels, 1);
     if (completed.kind === 'full') metrics.observe('leasehold_poll_duration_seconds', this.labels, (this.clock.mono() - start.startedMono) / 1000);
@@ -196,6 +218,11 @@ class SourceObserver {
       older.size ? scope.filter((key) => !older.has(key)) : scope,
     );
     if (full) this.afterGap = false;
+    // Alert rules see what changed; deadlines follow each lease's new picture.
+    this.options.alerts?.observed(applied);
+    if (hidden.length) this.options.alerts?.staled(hidden);
+    for (const lease of hidden) this.deadlines.track(lease);
+    for (const lease of applied.dirty) this.deadlines.track(lease);
     // 3. The source answered: its row, and source_up if it was down.
     const answer = this.health.answered(r, full ? Math.round(clock.mono() - r.startedMono) : null);
     const batch = emptyBatch(this.options, answer.row);
@@ -241,7 +268,11 @@ class SourceObserver {
     if (down?.newlyDown) {
       this.options.log(`${source.name}: down: ${reason}`);
       for (const lease of this.known.values()) lease.stale = true;
+      // Nothing is judged of a source that cannot be read: no deadline passes, no rule fires on its leases.
+      this.deadlines.clear();
+      this.options.alerts?.staled(this.known.values());
     }
+    this.options.alerts?.sourceStatus(source.name, false, reason);
     if (down) await this.enqueue({ ...emptyBatch(this.options, down.row), sourceEvents: down.sourceEvents, ...(down.newlyDown ? { setStale: true } : {}) });
     this.options.onRead?.({ source: source.name, full: true, ok: false, leases: this.known.size, changed: 0, events: 0, durationMs: clock.mono() - start.startedMono });
   }

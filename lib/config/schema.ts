@@ -2,6 +2,7 @@
 // are used as they are by issues.ts.
 import { z } from 'zod';
 import { parseAllowedHosts } from '../net/host-pattern';
+import { alertsSchema } from './alerts-schema';
 import { authSchema } from './auth-schema';
 
 export const DEFAULT_CONFIG_FILE = 'leasehold.config.json';
@@ -119,6 +120,7 @@ export const fileSchema = z
       })
       .prefault({}),
     auth: authSchema,
+    alerts: alertsSchema,
   })
   .superRefine((config, ctx) => {
     const seen = new Map<string, number>();

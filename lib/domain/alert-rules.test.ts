@@ -19,6 +19,7 @@ const lease = (over: Partial<LeaseFacts> = {}): LeaseFacts => ({
   ...over,
 });
 const change = (type: ChangeFacts['type'], over: Partial<ChangeFacts> = {}): ChangeFacts => ({ type, holder: null, previousHolder: null, token: null, previousToken: null, gapMs: null, detail: null, ...over });
+const summary = (d: AlertDecision | undefined) => (d?.op === 'raise' ? d.summary : '');
 const ops = (decisions: AlertDecision[]) => decisions.map((d) => `${d.op} ${d.rule.type} ${d.subject.leaseId ?? d.subject.source}`);
 
 describe('AlertEvaluator', () => {
@@ -71,7 +72,7 @@ describe('AlertEvaluator', () => {
     expect(e.tick(5999)).toEqual([]);
     const fired = e.tick(6000);
     expect(ops(fired)).toEqual(['raise source_down pg']);
-    expect(fired[0]!.summary).toContain('ECONNREFUSED');
+    expect(summary(fired[0])).toContain('ECONNREFUSED');
     expect(e.tick(9000)).toEqual([]);
     // Down again while down does not restart the clock.
     expect(e.apply({ type: 'source', source: 'pg', up: false, reason: 'x' }, 9500)).toEqual([]);
@@ -121,7 +122,7 @@ describe('AlertEvaluator', () => {
     const e = new AlertEvaluator([rule('force_action')]);
     const out = e.apply({ type: 'forced', lease: lease(), action: 'force_expired', actor: 'alice', reason: 'stuck since the deploy', previousToken: '7', newToken: '8', auditId: '42' }, 0);
     expect(out).toMatchObject([{ op: 'raise', resolveAfterMs: 300_000, facts: { previousToken: '7', token: '8', detail: { actor: 'alice', auditId: '42' } } }]);
-    expect(out[0]!.summary).toContain('force-expired by alice');
+    expect(summary(out[0])).toContain('force-expired by alice');
   });
 
   it('keeps to each rule its scope, and ignores disabled rules', () => {
@@ -140,7 +141,7 @@ describe('AlertEvaluator', () => {
     const e = new AlertEvaluator([rule('missed_renewal')]);
     const huge = 'k'.repeat(10_000);
     const [out] = e.apply({ type: 'change', lease: lease({ id: `pg/${huge}`, state: 'expired' }), change: change('expired', { previousHolder: '\u0000\u001b[31m'.repeat(500) }) }, 0);
-    expect(out!.summary.length).toBeLessThan(400);
-    expect(out!.summary).not.toMatch(/\u001b/);
+    expect(summary(out).length).toBeLessThan(400);
+    expect(summary(out)).not.toContain('\u001b');
   });
 });

@@ -340,11 +340,21 @@ export class AlertEvaluator {
   }
 
   private onSeen(lease: LeaseFacts, nowMono: number, out: AlertDecision[]) {
+    const notHeld = this.notHeldSince.get(lease.id);
+    const held = this.heldSince.get(lease.id);
+    if (lease.stale) {
+      // Its source (or table) cannot be read: nothing is judged, and the time it was not
+      // watched does not count (it starts again when it is seen).
+      if (notHeld) notHeld.lease = lease;
+      if (held) held.lease = lease;
+      return;
+    }
+    if (notHeld?.lease.stale) notHeld.mono = nowMono;
+    if (held?.lease.stale) held.mono = nowMono;
     if (lease.state === 'held') {
       this.notHeldSince.delete(lease.id);
       this.clearAll(out, 'leaderless', lease, 'held again');
       if (this.rules('held_too_long').length > 0) {
-        const held = this.heldSince.get(lease.id);
         if (!held || held.holder !== lease.holder || held.token !== lease.token) {
           if (held) this.clearAll(out, 'held_too_long', lease, 'another holder');
           this.heldSince.set(lease.id, { mono: nowMono, lease, holder: lease.holder!, token: lease.token });
@@ -354,8 +364,7 @@ export class AlertEvaluator {
     }
     if (this.heldSince.delete(lease.id)) this.clearAll(out, 'held_too_long', lease, 'not held now');
     if (this.rules('leaderless').length === 0) return;
-    const since = this.notHeldSince.get(lease.id);
-    if (since) since.lease = lease;
+    if (notHeld) notHeld.lease = lease;
     else if (lease.lastHolder !== null || lease.candidates > 0) this.notHeldSince.set(lease.id, { mono: nowMono, lease });
   }
 

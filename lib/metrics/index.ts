@@ -20,6 +20,10 @@ const COUNTERS = {
   leasehold_store_refused_leases_total: ['Leases the store would not take as they were (written as unknown instead), by source.', ['source']],
   leasehold_stream_dropped_total: ['Live streams dropped because their client stopped reading.', []],
   leasehold_stream_rejected_total: ['Live streams refused with 429, by the cap reached (server, address).', ['reason']],
+  leasehold_alerts_total: ['Alerts fired and resolved, by rule type and state.', ['rule', 'state']],
+  leasehold_deadline_reads_total: ['Targeted reads made because a lease reached its deadline without a renewal seen, by source.', ['source']],
+  leasehold_webhook_attempts_total: ['Webhook delivery attempts, by endpoint format and outcome (delivered, failed, gone, refused).', ['format', 'outcome']],
+  leasehold_alert_write_failures_total: ['Alert writes that failed and were retried.', []],
 } as const;
 const HISTOGRAMS = {
   leasehold_poll_duration_seconds: ['Time to read a source and write what changed, per read.', ['source']],

@@ -1,10 +1,14 @@
 // A collector on a test store, as `leasehold collect` would run one, with the config built
 // from the sources given (tests and benchmarks need no config file).
 import type { Config, SourceConfig } from '../../lib/config';
+import type { AlertsConfig } from '../../lib/config/alerts-schema';
 import { startCollector, type Collector, type CollectorOptions } from '../../lib/collector';
 import type { Store } from '../../lib/db/store';
 
-export type TestCollectorOptions = Pick<CollectorOptions, 'log' | 'onRead' | 'ownershipTtlMs'> & { pollMs?: number };
+/** `alerts`: alert rules and deliveries on, with these settings over the defaults (off when absent). */
+export type TestCollectorOptions = Pick<CollectorOptions, 'log' | 'onRead' | 'ownershipTtlMs'> & { pollMs?: number; alerts?: Partial<AlertsConfig> };
+
+export const TEST_ALERTS: AlertsConfig = { enabled: true, allowCidrs: ['127.0.0.1/32'], timeoutMs: 2_000, maxAttempts: 8, resendIntervalMs: 60_000 };
 
 export function testCollector(store: Store, sources: SourceConfig[], options: TestCollectorOptions = {}): Collector {
   const config = {
@@ -17,6 +21,7 @@ export function testCollector(store: Store, sources: SourceConfig[], options: Te
     host: '127.0.0.1',
     port: 0,
     collectorLeaseTtlMs: 10_000,
+    alerts: options.alerts ? { ...TEST_ALERTS, ...options.alerts } : { ...TEST_ALERTS, enabled: false },
   } as Config;
   return startCollector({ store, config, log: options.log ?? (() => {}), onRead: options.onRead, ownershipTtlMs: options.ownershipTtlMs });
 }

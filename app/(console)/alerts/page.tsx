@@ -29,7 +29,7 @@ export default async function AlertsPage() {
         <DataTable
           label="Firing alerts"
           rows={firing}
-          rowKey={(alert) => alert.id}
+          rowKey={(alert) => String(alert.id)}
           columns={[
             { header: 'Since', cell: (alert) => <Time iso={alert.startedAt} /> },
             { header: 'Alert', cell: (alert) => alert.summary },

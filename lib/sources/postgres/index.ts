@@ -23,6 +23,7 @@ import type { PgPoolLike } from '../../db/pg-like';
 import type { PostgresSourceConfig } from '../../config';
 import type { LeaseSource, SourceSnapshot } from '../types';
 import { openPool, withClient, type PostgresSourceState } from './connection';
+import { readKeysOf } from './read-keys';
 import { readSnapshot } from './snapshot';
 
 export { advisoryKey } from './advisory';
@@ -41,6 +42,10 @@ export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs
 
     async snapshot(signal): Promise<SourceSnapshot> {
       return withClient(state, (client) => readSnapshot(state, client), signal);
+    },
+
+    async readKeys(keys, signal) {
+      return withClient(state, (client) => readKeysOf(state, client, keys), signal);
     },
 
     async close() {

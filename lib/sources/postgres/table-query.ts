@@ -45,8 +45,9 @@ const infinity = (column: string) => `CASE WHEN ${column} = 'infinity' THEN 'inf
  * column without a time zone is read as UTC: that is what ShedLock writes (its "use DB time"
  * statements store timezone('utc', now())), whatever the session's time zone.
  */
-export function tableQuery(table: string, format: 'leasehold' | 'shedlock', withoutZone: Set<string>): string {
-  const t = quoteTable(table);
+export function tableQuery(table: string, format: 'leasehold' | 'shedlock', withoutZone: Set<string>, onlyNamed = false): string {
+  // onlyNamed: the rows whose name is one of $1 (a text[]), for a targeted read.
+  const t = `${quoteTable(table)}${onlyNamed ? ' WHERE name::text = ANY($1::text[])' : ''}`;
   const at = (column: string) => (withoutZone.has(column) ? `(${column}::timestamp AT TIME ZONE 'UTC')` : column);
   if (format === 'leasehold') {
     return `SELECT ${boundedText('name::text', 'name')}, ${boundedText('owner::text', 'holder')}, left(token::text, ${MAX_TOKEN_DIGITS + 2}) AS token,

@@ -99,10 +99,13 @@ export async function readTable(
   client: PgPoolClientLike,
   table: string,
   format: 'leasehold' | 'shedlock',
+  /** Only the rows of these names (exact text values), for a targeted read. */
+  names?: string[],
 ): Promise<{ observations: Observation[]; nameless: number }> {
   let rows: TableRow[];
   try {
-    rows = (await client.query<TableRow>(tableQuery(table, format, await layoutOf(state, client, table, format)))).rows;
+    const layout = await layoutOf(state, client, table, format);
+    rows = (names ? await client.query<TableRow>(tableQuery(table, format, layout, true), [names]) : await client.query<TableRow>(tableQuery(table, format, layout))).rows;
   } catch (error) {
     state.layouts.delete(table);
     if (error instanceof SourceUnavailableError) throw error;
