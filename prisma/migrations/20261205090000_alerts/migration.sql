@@ -151,3 +151,15 @@ ALTER TABLE "WebhookDelivery" ADD CONSTRAINT "WebhookDelivery_webhookId_fkey" FO
 
 -- AddForeignKey
 ALTER TABLE "WebhookDelivery" ADD CONSTRAINT "WebhookDelivery_alertId_fkey" FOREIGN KEY ("alertId") REFERENCES "Alert"("id") ON DELETE SET NULL ON UPDATE CASCADE;
+
+-- The default rules, made once, here: edited or deleted later, they stay as people left them.
+INSERT INTO "AlertRule" ("id", "name", "type", "severity", "scope", "params", "enabled", "builtIn") VALUES
+    ('default-missed-renewal', 'Missed renewal', 'missed_renewal', 'critical', 'all', '{}', true, true),
+    ('default-late-renewal', 'Late renewal', 'late_renewal', 'warning', 'all', '{"marginPercent": 20}', true, true),
+    ('default-failover', 'Failover', 'failover', 'warning', 'all', '{"resolveAfterMs": 300000}', true, true),
+    ('default-flapping', 'Flapping', 'flapping', 'warning', 'all', '{"changes": 3, "windowMs": 600000}', true, true),
+    ('default-leaderless', 'Leaderless', 'leaderless', 'critical', 'all', '{"afterMs": 30000, "includeLocks": false}', true, true),
+    ('default-token-regression', 'Token regression', 'token_regression', 'critical', 'all', '{"resolveAfterMs": 900000}', true, true),
+    ('default-source-down', 'Source down', 'source_down', 'critical', 'all', '{"afterMs": 30000}', true, true),
+    ('default-held-too-long', 'Held too long', 'held_too_long', 'warning', 'all', '{"afterMs": 3600000}', false, true),
+    ('default-force-action', 'Forced action', 'force_action', 'info', 'all', '{"resolveAfterMs": 300000}', true, true);
