@@ -9,11 +9,13 @@
 //   6. a result entry: done (previous and new token), refused 409 (not the state seen: the
 //      answer carries the lease as it is now) or 422, or error (the backend did not answer:
 //      whether it was applied is then unknown, and the entry says so);
-//   7. on success, a force_expired / force_released event in the lease's history.
+//   7. on success, a force_expired / force_released event in the lease's history;
+//   8. and a force_action alert (lib/alerts/force-alert.ts), if a rule asks for one.
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/principal';
 import type { SourceConfig } from '../config';
 import { NotFoundError } from '../api/params';
+import { raiseForceAlert } from '../alerts/force-alert';
 import { appendAdminLeaseEvent } from '../db/admin-events';
 import { appendAudit, AuditInputError, type AuditInput, type AuditRow } from '../db/audit';
 import { retrying, retryLine } from '../time/retry';
@@ -39,6 +41,8 @@ export type ForceContext = {
   principal: Principal;
   /** The configured sources; this process's config when not given (tests give their own). */
   sources?: readonly SourceConfig[];
+  /** The console's address, for the link in a force_action alert (config alerts.publicUrl). */
+  publicUrl?: string;
 };
 
 export type ForceOutcome =
@@ -134,6 +138,12 @@ export async function runForceAction(action: ForceAction, context: ForceContext,
     auditId: entry.id,
     detail: { actor: context.principal.name, reason: body.reason, ...(body.quarantineMs ? { quarantineMs: body.quarantineMs } : {}) },
   }).catch((error: unknown) => logger('admin').error({ leaseId, error: (error as Error).message }, 'the force event could not be added to the lease history'));
+  // 8. A force_action alert, for those who want to hear of every forced action.
+  await raiseForceAlert(
+    store,
+    { lease, action: action === 'force-expire' ? 'force_expired' : 'force_released', actor: context.principal.name, reason: body.reason, previousToken: done.previousToken, newToken: done.newToken, auditId: entry.id.toString() },
+    context.publicUrl,
+  ).catch((error: unknown) => logger('admin').error({ leaseId, error: (error as Error).message }, 'the force_action alert could not be raised'));
   return { dryRun: false, previousToken: done.previousToken, newToken: done.newToken, auditId: entry.id.toString(), lease, detail: done.detail };
 }
 

@@ -76,7 +76,13 @@ export class DeliveryWorker {
     return claimed.length;
   }
 
-  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+  /** Sends one claimed delivery now and records it; what happened, for a person waiting on it (a test message). */
+  async deliverOne(delivery: ClaimedDelivery): Promise<{ outcome: string; status: number | null; latencyMs: number | null; error: string | null }> {
+    const result = await this.deliver(delivery);
+    return { outcome: result.outcome, status: result.status, latencyMs: Math.round(result.latencyMs), error: result.error };
+  }
+
+  private async deliver(delivery: ClaimedDelivery): Promise<SendResult> {
     const { config } = this.options;
     const result = await this.attempt(delivery);
     metrics.inc('leasehold_webhook_attempts_total', { format: delivery.webhook.format, outcome: result.outcome });
@@ -103,6 +109,7 @@ export class DeliveryWorker {
     });
     // A retry due soon: look again then, without waiting for the next second.
     if (recorded && outcome.kind === 'failed' && !outcome.last && outcome.retryInMs < LOOK_EVERY_MS) setTimeout(outboxChanged, outcome.retryInMs).unref?.();
+    return result;
   }
 
   /** One attempt: build, sign, send. A message that cannot be built is a failure with its reason, not a crash. */

@@ -7,6 +7,7 @@
 // turns the first issue into the 400 that names the parameter, from the issue's path, and
 // quotes the value, from the issue's input).
 import { z } from 'zod';
+import { ALERT_RULE_TYPES } from '../domain/alert-types';
 import { AUDIT_PHASES } from '../domain/audit';
 import { EVENT_TYPES, LEASE_STATES } from '../domain/types';
 import { FAILOVER_CAUSES, FAILOVER_CHANGES } from '../domain/failover-stats';
@@ -234,3 +235,13 @@ export const streamQuery = z.object({ after: firstValue, source: firstValue, lea
 
 // GET /api/v1/sources, /api/v1/demo, /api/health, /api/health/live and /metrics read no
 // query parameter (any given is ignored).
+
+/** GET /api/v1/alerts: firing or resolved, of a source, a lease or a rule type; newest first, `cursor` the last id seen. */
+export const alertsQuery = z.object({
+  state: param(z.enum(['firing', 'resolved'], { error: oneOf('"firing" or "resolved"') }), 16),
+  source: sourceParam,
+  lease: leaseIdParam,
+  rule: param(z.enum(ALERT_RULE_TYPES, { error: oneOf('a rule type') }), 32),
+  limit: limitParam(100, 500),
+  cursor: cursorParam,
+});

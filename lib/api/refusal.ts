@@ -39,6 +39,11 @@ export const BODY_ROUTES: readonly { path: RegExp; methods: string[] }[] = [
   { path: /^\/api\/v1\/users\/[^/]+$/, methods: ['OPTIONS', 'PATCH'] },
   { path: /^\/api\/v1\/tokens\/[^/]+$/, methods: ['OPTIONS', 'DELETE'] },
   { path: /^\/api\/v1\/leases\/.+\/force-(?:expire|release)$/, methods: ['GET', 'HEAD', 'OPTIONS', 'POST'] },
+  { path: /^\/api\/v1\/(?:webhooks|alert-rules|silences)$/, methods: ['GET', 'HEAD', 'OPTIONS', 'POST'] },
+  { path: /^\/api\/v1\/webhooks\/[^/]+$/, methods: ['GET', 'HEAD', 'OPTIONS', 'PATCH', 'DELETE'] },
+  { path: /^\/api\/v1\/webhooks\/[^/]+\/(?:test|replay)$/, methods: ['OPTIONS', 'POST'] },
+  { path: /^\/api\/v1\/alert-rules\/[^/]+$/, methods: ['OPTIONS', 'PATCH', 'DELETE'] },
+  { path: /^\/api\/v1\/silences\/[^/]+$/, methods: ['OPTIONS', 'DELETE'] },
 ];
 
 /** The methods each path of the API answers. Paths outside the API and /metrics: null (Next's pages decide). */

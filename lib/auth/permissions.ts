@@ -18,6 +18,8 @@ export const PERMISSIONS = {
   'demo:control': 'turn the demo fleet\'s faults on and off',
   /** Users and API tokens. */
   'users:manage': 'manage users and API tokens',
+  /** Webhook endpoints, alert rules and silences. */
+  'alerts:manage': 'manage alert rules, silences and webhook endpoints',
 } as const;
 
 export type Permission = keyof typeof PERMISSIONS;
@@ -25,7 +27,7 @@ export type Permission = keyof typeof PERMISSIONS;
 export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   viewer: ['read'],
   operator: ['read', 'audit:read', 'lease:force', 'demo:control'],
-  admin: ['read', 'audit:read', 'lease:force', 'lease:force-unfenced', 'demo:control', 'users:manage'],
+  admin: ['read', 'audit:read', 'lease:force', 'lease:force-unfenced', 'demo:control', 'users:manage', 'alerts:manage'],
 };
 
 export const ROLE_ORDER: readonly Role[] = ['viewer', 'operator', 'admin'];

@@ -39,6 +39,23 @@ export const ROUTE_RULES = {
   'GET /api/v1/tokens': 'users:manage',
   'POST /api/v1/tokens': 'users:manage',
   'DELETE /api/v1/tokens/[id]': 'users:manage',
+  // Alerts: what fires and the rules and silences are for every reader; changing them, and
+  // the endpoints (their URLs may carry credentials), for admins.
+  'GET /api/v1/alerts': 'read',
+  'GET /api/v1/alert-rules': 'read',
+  'POST /api/v1/alert-rules': 'alerts:manage',
+  'PATCH /api/v1/alert-rules/[id]': 'alerts:manage',
+  'DELETE /api/v1/alert-rules/[id]': 'alerts:manage',
+  'GET /api/v1/silences': 'read',
+  'POST /api/v1/silences': 'alerts:manage',
+  'DELETE /api/v1/silences/[id]': 'alerts:manage',
+  'GET /api/v1/webhooks': 'alerts:manage',
+  'POST /api/v1/webhooks': 'alerts:manage',
+  'GET /api/v1/webhooks/[id]': 'alerts:manage',
+  'PATCH /api/v1/webhooks/[id]': 'alerts:manage',
+  'DELETE /api/v1/webhooks/[id]': 'alerts:manage',
+  'POST /api/v1/webhooks/[id]/test': 'alerts:manage',
+  'POST /api/v1/webhooks/[id]/replay': 'alerts:manage',
   // Pages.
   'PAGE /login': 'public',
   'PAGE /': 'read',

@@ -73,7 +73,11 @@ export async function claimDeliveries(store: Store, workerId: string, limit: num
       [workerId, limit, claimMs],
     ),
   );
-  return rows.map((row) => ({
+  return rows.map(claimedOf);
+}
+
+function claimedOf(row: ClaimRow): ClaimedDelivery {
+  return {
     id: String(row.id),
     messageId: row.messageId,
     webhookId: row.webhookId,
@@ -81,7 +85,24 @@ export async function claimDeliveries(store: Store, workerId: string, limit: num
     payload: (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as AlertMessage,
     attempts: row.attempts,
     webhook: { name: row.name, url: row.url, format: row.format, secrets: row.secrets ?? [], routingKey: row.routingKey },
-  }));
+  };
+}
+
+/** Claims one delivery by id (a test message sent by the request that made it); null when it is not pending or is claimed. */
+export async function claimDelivery(store: Store, id: string, workerId: string, claimMs: number): Promise<ClaimedDelivery | null> {
+  const rows = await store.transaction((sql) =>
+    sql.query<ClaimRow>(
+      `WITH claimed AS (
+         UPDATE "WebhookDelivery" d SET "claimedBy" = $1, "claimedUntil" = now() + ($3 * interval '1 millisecond'), "attempts" = d."attempts" + 1
+          WHERE d.id = $2::bigint AND d."status" = 'pending' AND (d."claimedUntil" IS NULL OR d."claimedUntil" < now())
+         RETURNING d.*
+       )
+       SELECT c.id, c."messageId", c."webhookId", c."event", c."payload", c."attempts", w.name, w.url, w.format, w.secrets, w."routingKey"
+         FROM claimed c JOIN "Webhook" w ON w.id = c."webhookId"`,
+      [workerId, id, claimMs],
+    ),
+  );
+  return rows.length === 1 ? claimedOf(rows[0]!) : null;
 }
 
 export type AttemptOutcome =
@@ -178,13 +199,17 @@ export async function listDeliveries(store: Store, filter: { webhookId?: string;
   return rows.map((row) => deliveryView(row as unknown as DeliveryRow));
 }
 
-/** Puts a dead delivery back in the queue, due now, with its attempts counted from zero; false when it is not dead. */
-export async function replayDelivery(store: Store, id: string): Promise<boolean> {
-  if (!/^\d{1,19}$/.test(id)) return false;
+/** Puts an endpoint's dead deliveries (or one of them) back in the queue, due now, their attempts counted from zero; how many. */
+export async function replayDeadDeliveries(store: Store, webhookId: string, id: string | null): Promise<number> {
+  if (id !== null && !/^\d{1,19}$/.test(id)) return 0;
   const rows = await store.withSql((sql) =>
-    sql.query(`UPDATE "WebhookDelivery" SET "status" = 'pending', "attempts" = 0, "nextAttemptAt" = now(), "claimedBy" = NULL, "claimedUntil" = NULL WHERE id = $1::bigint AND "status" = 'dead' RETURNING id`, [id]),
+    sql.query(
+      `UPDATE "WebhookDelivery" SET "status" = 'pending', "attempts" = 0, "nextAttemptAt" = now(), "claimedBy" = NULL, "claimedUntil" = NULL
+        WHERE "webhookId" = $1 AND "status" = 'dead' AND ($2::bigint IS NULL OR id = $2::bigint) RETURNING id`,
+      [webhookId, id],
+    ),
   );
-  return rows.length === 1;
+  return rows.length;
 }
 
 /** How many deliveries wait, and how many are dead, per endpoint. */

@@ -67,6 +67,10 @@ describe('/metrics with prom-client', () => {
       leasehold_store_refused_leases_total: 'counter',
       leasehold_stream_dropped_total: 'counter',
       leasehold_stream_rejected_total: 'counter',
+      leasehold_alerts_total: 'counter',
+      leasehold_deadline_reads_total: 'counter',
+      leasehold_webhook_attempts_total: 'counter',
+      leasehold_alert_write_failures_total: 'counter',
       leasehold_poll_duration_seconds: 'histogram',
     });
     expect(out).toContain('leasehold_source_owned{collector="c",source="s"} 1');

@@ -1,3 +1,4 @@
+import { getConfig } from '@/lib/config';
 import { changedResponse, forceResponse, parseForcePath } from '@/lib/admin/force-path';
 import { forceExpireLease } from '@/lib/admin/force-expire-lease';
 import { forceReleaseLease } from '@/lib/admin/force-release-lease';
@@ -46,7 +47,7 @@ export async function POST(request: Request, { params }: Params) {
       onForbidden: (who, error) => auditRefusal(action, { store, leaseId, body, principal: who }, error),
     }))!;
     const run = action === 'force-expire' ? forceExpireLease : forceReleaseLease;
-    return forceResponse(await run({ store, leaseId, body, principal }));
+    return forceResponse(await run({ store, leaseId, body, principal, publicUrl: getConfig().alerts?.publicUrl }));
   } catch (error) {
     return error instanceof ChangedSinceSeenError ? changedResponse(error) : apiErrorResponse(error);
   }

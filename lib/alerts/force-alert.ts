@@ -1,0 +1,44 @@
+// force_action alerts: raised where the action is taken (lib/admin, the server process),
+// not by the collector, which sees only that the lease changed. The same evaluator decides;
+// the alert and its deliveries are written in one transaction, and resolve by themselves after
+// the rule's hold time (lib/db/alerts.ts sweepAlerts). A failure here never fails the action.
+import type { Store } from '../db';
+import { applyAlertWrites } from '../db/alerts';
+import { loadRules } from '../db/alert-rules';
+import { AlertEvaluator } from '../domain/alert-rules';
+import type { LeaseView } from '../domain/types';
+import { alertWrite } from './engine';
+import { alertLinker } from './link';
+import { outboxChanged } from './outbox-signal';
+
+export type ForcedAction = {
+  lease: LeaseView;
+  action: 'force_expired' | 'force_released';
+  actor: string;
+  reason: string;
+  previousToken: string | null;
+  newToken: string | null;
+  auditId: string | null;
+};
+
+export async function raiseForceAlert(store: Store, forced: ForcedAction, publicUrl: string | undefined): Promise<number> {
+  const { rules } = await loadRules(store);
+  if (!rules.some((rule) => rule.enabled && rule.type === 'force_action')) return 0;
+  const { lease } = forced;
+  const decisions = new AlertEvaluator(rules).apply(
+    {
+      type: 'forced',
+      lease: { id: lease.id, source: lease.source, key: lease.key, kind: lease.kind, state: lease.state, stale: lease.stale, holder: lease.holder, lastHolder: lease.lastHolder, token: lease.token, lastToken: null, ttlMs: lease.ttlMs, candidates: lease.candidates.length },
+      action: forced.action,
+      actor: forced.actor,
+      reason: forced.reason,
+      previousToken: forced.previousToken,
+      newToken: forced.newToken,
+      auditId: forced.auditId,
+    },
+    performance.now(),
+  );
+  const applied = await applyAlertWrites(store, decisions.map(alertWrite), { linkOf: alertLinker(publicUrl) });
+  if (applied.queued > 0) outboxChanged();
+  return applied.fired.length + applied.repeated;
+}
