@@ -54,9 +54,10 @@ export function proxy(request: NextRequest) {
 export const config = {
   matcher: [
     // Every path but the routes that read a body...
-    '/((?!api/v1/(?:demo|auth/login|auth/logout|users|tokens|users/[^/]+|tokens/[^/]+|webhooks|alert-rules|silences|webhooks/[^/]+|webhooks/[^/]+/test|webhooks/[^/]+/replay|alert-rules/[^/]+|silences/[^/]+)/?$)(?!api/v1/leases/.+/force-(?:expire|release)/?$).*)',
+    '/((?!api/v1/(?:demo|demo/inbox|auth/login|auth/logout|users|tokens|users/[^/]+|tokens/[^/]+|webhooks|alert-rules|silences|webhooks/[^/]+|webhooks/[^/]+/test|webhooks/[^/]+/replay|alert-rules/[^/]+|silences/[^/]+)/?$)(?!api/v1/leases/.+/force-(?:expire|release)/?$).*)',
     // ...and those too when the request carries no body.
     { source: '/api/v1/demo', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
+    { source: '/api/v1/demo/inbox', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
     { source: '/api/v1/auth/:action(login|logout)', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
     { source: '/api/v1/:kind(users|tokens)', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
     { source: '/api/v1/:kind(users|tokens)/:id', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },

@@ -38,6 +38,13 @@ Commands:
   tokens create --name N --role R [--expires 30d] [--user NAME]
                        make an API token (shown once) for LEASEHOLD_TOKEN or Prometheus
   tokens list | revoke ID|NAME
+  webhooks add --name N --url URL [--format native|slack|pagerduty|alertmanager-webhook|alertmanager]
+               [--secret whsec_...] [--routing-key K] [--rules missed_renewal,failover]
+                       add an alert endpoint (admin token); its signing secret is printed once
+  webhooks list | test ID|NAME
+                       endpoints with their delivery counts; send a test message now
+  alerts list [--state firing|resolved] [--source S]
+                       alerts firing and past
 
 Options:
   --config FILE        the config file for config check, migrate, collect and snapshot
@@ -77,6 +84,11 @@ async function main(argv: string[]): Promise<number> {
       quarantine: { type: 'string' },
       'dry-run': { type: 'boolean' },
       'acknowledge-unfenced': { type: 'boolean' },
+      url: { type: 'string' },
+      format: { type: 'string' },
+      secret: { type: 'string' },
+      'routing-key': { type: 'string' },
+      rules: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -131,6 +143,16 @@ async function main(argv: string[]): Promise<number> {
     case 'tokens':
       if (!['create', 'list', 'revoke'].includes(sub ?? '')) throw new UsageError(`unknown tokens subcommand "${sub ?? ''}" (expected create, list or revoke)`);
       return (await import('./commands/tokens')).tokensCommand(sub, positionals.slice(2), { ...values, json });
+    case 'webhooks':
+    case 'alerts': {
+      const { alertsCommand, webhooksCommand, AlertsUsageError } = await import('./commands/alerts');
+      try {
+        return command === 'webhooks' ? await webhooksCommand(sub, positionals.slice(2), { ...values, json }) : await alertsCommand(sub, { ...values, json });
+      } catch (error) {
+        if (error instanceof AlertsUsageError) throw new UsageError(error.message);
+        throw error;
+      }
+    }
     case 'config':
       if (sub === 'check') return configCheckCommand(json);
       throw new UsageError(`unknown config subcommand "${sub ?? ''}" (expected check)`);

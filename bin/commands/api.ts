@@ -15,20 +15,30 @@ export function apiBaseUrl(): string {
   return (process.env.LEASEHOLD_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(/\/+$/, '');
 }
 
-async function get(path: string, query: Record<string, string | undefined> = {}): Promise<unknown> {
+const get = (path: string, query: Record<string, string | undefined> = {}) => apiRequest('GET', path, { query });
+
+/** One call to the API with LEASEHOLD_TOKEN; its JSON answer, or ApiCallError with the server's own sentence. */
+export async function apiRequest(method: string, path: string, options: { query?: Record<string, string | undefined>; body?: unknown; timeoutMs?: number } = {}): Promise<unknown> {
   const url = new URL(`${apiBaseUrl()}${path}`);
-  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') url.searchParams.set(name, value);
+  for (const [name, value] of Object.entries(options.query ?? {})) if (value !== undefined && value !== '') url.searchParams.set(name, value);
   let response: Response;
   try {
     response = await fetch(url, {
-      headers: { Accept: 'application/json', ...(process.env.LEASEHOLD_TOKEN ? { Authorization: `Bearer ${process.env.LEASEHOLD_TOKEN}` } : {}) },
-      signal: AbortSignal.timeout(10_000),
+      method,
+      headers: {
+        Accept: 'application/json',
+        ...(options.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        ...(process.env.LEASEHOLD_TOKEN ? { Authorization: `Bearer ${process.env.LEASEHOLD_TOKEN}` } : {}),
+      },
+      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
     });
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const reason = cause?.code ?? cause?.message ?? (error as Error).message;
     throw new ApiCallError(`cannot reach Leasehold at ${apiBaseUrl()} (${reason}); is it running? Point LEASEHOLD_URL at it.`);
   }
+  if (response.status === 204) return null;
   const body = (await response.json().catch(() => null)) as { error?: string; message?: string } | null;
   if (!response.ok) throw new ApiCallError(body?.message ?? `the server answered ${response.status}`);
   return body;

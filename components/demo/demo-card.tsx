@@ -20,6 +20,10 @@ export function DemoCard({ controls }: { controls: boolean }) {
           Digest
         </Link>{' '}
         ·{' '}
+        <Link prefetch={false} href="/demo/inbox">
+          Webhook inbox
+        </Link>{' '}
+        ·{' '}
         <Link prefetch={false} href="/digest#your-backends">
           Use your own backends
         </Link>

@@ -20,6 +20,11 @@ export type ReadJsonOptions = {
 
 /** The request's JSON body, checked as above; throws RequestRefusedError. */
 export async function readJsonBody(request: Request, options: ReadJsonOptions = {}): Promise<unknown> {
+  return (await readJsonText(request, options)).json;
+}
+
+/** The same, with the body's exact text (a webhook receiver checks the signature of the bytes sent). */
+export async function readJsonText(request: Request, options: ReadJsonOptions = {}): Promise<{ json: unknown; text: string }> {
   const limit = options.limitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   guardRequest(request);
 
@@ -44,7 +49,7 @@ export async function readJsonBody(request: Request, options: ReadJsonOptions = 
     throw invalidBody('The body is not valid UTF-8 text.');
   }
   try {
-    return JSON.parse(text) as unknown;
+    return { json: JSON.parse(text) as unknown, text };
   } catch {
     throw invalidBody(text.trim() === '' ? 'The body is empty: a JSON value was expected.' : 'The body is not valid JSON.');
   }

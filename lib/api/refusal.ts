@@ -33,7 +33,7 @@ export function quoted(value: string): string {
  * /force-expire or /force-release answers GET too: a lease whose key ends so.
  */
 export const BODY_ROUTES: readonly { path: RegExp; methods: string[] }[] = [
-  { path: /^\/api\/v1\/demo$/, methods: ['GET', 'HEAD', 'OPTIONS', 'POST'] },
+  { path: /^\/api\/v1\/demo(?:\/inbox)?$/, methods: ['GET', 'HEAD', 'OPTIONS', 'POST'] },
   { path: /^\/api\/v1\/auth\/(?:login|logout)$/, methods: ['OPTIONS', 'POST'] },
   { path: /^\/api\/v1\/(?:users|tokens)$/, methods: ['GET', 'HEAD', 'OPTIONS', 'POST'] },
   { path: /^\/api\/v1\/users\/[^/]+$/, methods: ['OPTIONS', 'PATCH'] },

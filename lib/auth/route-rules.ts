@@ -26,6 +26,9 @@ export const ROUTE_RULES = {
   'GET /api/v1/sources': 'read',
   'GET /api/v1/stream': 'read',
   'GET /api/v1/demo': 'read',
+  'GET /api/v1/demo/inbox': 'read',
+  // The demo's webhook receiver: public as any receiver is; it keeps only what its signature proves.
+  'POST /api/v1/demo/inbox': 'public',
   'GET /metrics': 'read',
   // Acting. Force on an unfenced lease needs lease:force-unfenced on top (lib/admin).
   'POST /api/v1/leases/[...path]': 'lease:force',
@@ -64,6 +67,7 @@ export const ROUTE_RULES = {
   'PAGE /sources': 'read',
   'PAGE /alerts': 'read',
   'PAGE /digest': 'read',
+  'PAGE /demo/inbox': 'read',
   'PAGE /audit': 'audit:read',
   'PAGE /settings': 'users:manage',
 } as const satisfies Record<string, Rule>;

@@ -113,9 +113,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR, LEASEHOLD_COLLECTOR_LEASE_TTL_MS, LEASEHOLD_ALLOWED_HOSTS, LEASEHOLD_STREAM_MAX_CLIENTS, LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS, LEASEHOLD_ANONYMOUS_ROLE } =
     envResult.data;
   const auth = LEASEHOLD_ANONYMOUS_ROLE ? { ...fileConfig.auth, anonymousRole: LEASEHOLD_ANONYMOUS_ROLE } : fileConfig.auth;
+  // The embedded demo delivers its alerts to its own inbox on this machine (lib/demo/inbox.ts).
+  const alerts = demo && !fileConfig.alerts.allowCidrs.includes('127.0.0.1/32') ? { ...fileConfig.alerts, allowCidrs: [...fileConfig.alerts.allowCidrs, '127.0.0.1/32'] } : fileConfig.alerts;
   const config: Config = {
     ...fileConfig,
     auth,
+    alerts,
     demo,
     file: fileExists ? file : null,
     store: DATABASE_URL

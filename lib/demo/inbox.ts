@@ -1,0 +1,93 @@
+// The embedded demo's own webhook receiver (/demo/inbox): an endpoint "demo-inbox" pointing at
+// this server's POST /api/v1/demo/inbox, so that a newcomer sees the scheduler's missed
+// renewals and failovers arrive, signed, within a second of happening. Each message is checked
+// as a receiver would (the Standard Webhooks signature, with the endpoint's secret) and the
+// last 200 are kept in memory.
+import { timingSafeEqual } from 'node:crypto';
+import { signatureHeader } from '../alerts/deliver/sign';
+import { generateWebhookSecret } from '../alerts/deliver/secret';
+import type { Store } from '../db';
+import { createWebhook, getWebhookForSending, listWebhooks, updateWebhook } from '../db/webhooks';
+import type { AlertMessage } from '../domain/alert-types';
+
+export const DEMO_INBOX = 'demo-inbox';
+const KEEP = 200;
+/** A signature older or newer than this is refused, as the specification advises. */
+const TOLERANCE_S = 300;
+
+export type InboxMessage = {
+  id: string;
+  receivedAt: string;
+  /** The signature checked out with the endpoint's secret, and the timestamp was recent. */
+  verified: boolean;
+  problem: string | null;
+  type: string | null;
+  rule: string | null;
+  severity: string | null;
+  summary: string | null;
+  leaseId: string | null;
+  /** From the alert's start to its arrival here, for a firing message. */
+  delayMs: number | null;
+};
+
+const state = globalThis as typeof globalThis & { __leaseholdInbox?: { messages: InboxMessage[]; webhookId: string | null } };
+const inbox = () => (state.__leaseholdInbox ??= { messages: [], webhookId: null });
+
+/** Makes (or points at this server) the demo's endpoint. */
+export async function ensureDemoInbox(store: Store, port: number): Promise<void> {
+  const url = `http://127.0.0.1:${port}/api/v1/demo/inbox`;
+  const existing = (await listWebhooks(store)).find((w) => w.name === DEMO_INBOX);
+  if (!existing) {
+    inbox().webhookId = (await createWebhook(store, { name: DEMO_INBOX, url, format: 'native', secret: generateWebhookSecret(), routingKey: null, rules: [] })).id;
+    return;
+  }
+  inbox().webhookId = existing.id;
+  const full = await getWebhookForSending(store, existing.id);
+  if (full && full.url !== url) await updateWebhook(store, existing.id, { url });
+}
+
+export function inboxMessages(): InboxMessage[] {
+  return [...inbox().messages].reverse();
+}
+
+/** Checks and keeps one delivery; false when this server runs no demo inbox. */
+export async function receiveInboxMessage(store: Store, headers: Headers, body: string): Promise<boolean> {
+  const { webhookId, messages } = inbox();
+  if (!webhookId) return false;
+  const id = headers.get('webhook-id') ?? '';
+  const timestamp = headers.get('webhook-timestamp') ?? '';
+  const signatures = (headers.get('webhook-signature') ?? '').split(' ').filter(Boolean);
+  const secrets = (await getWebhookForSending(store, webhookId))?.secrets ?? [];
+  let problem: string | null = null;
+  const seconds = Number(timestamp);
+  if (!/^\d{1,12}$/.test(timestamp) || Math.abs(Date.now() / 1000 - seconds) > TOLERANCE_S) problem = 'the timestamp is missing or too far from now';
+  else if (!secrets.some((secret) => signatures.some((given) => same(given, signatureHeader([secret], id, seconds, body))))) problem = 'no signature matches the endpoint\'s secret';
+  let message: Partial<AlertMessage> | null = null;
+  try {
+    message = JSON.parse(body) as Partial<AlertMessage>;
+  } catch {
+    problem ??= 'the body is not JSON';
+  }
+  const alert = message?.alert;
+  const now = Date.now();
+  messages.push({
+    id: id.slice(0, 100),
+    receivedAt: new Date(now).toISOString(),
+    verified: problem === null,
+    problem,
+    type: typeof message?.type === 'string' ? message.type : null,
+    rule: typeof alert?.rule?.type === 'string' ? alert.rule.type : null,
+    severity: typeof alert?.severity === 'string' ? alert.severity : null,
+    summary: typeof alert?.summary === 'string' ? alert.summary.slice(0, 500) : null,
+    leaseId: typeof alert?.leaseId === 'string' ? alert.leaseId : null,
+    delayMs: message?.type === 'alert.firing' && typeof alert?.startsAt === 'string' ? Math.max(0, now - Date.parse(alert.startsAt)) : null,
+  });
+  if (messages.length > KEEP) messages.splice(0, messages.length - KEEP);
+  return true;
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
