@@ -193,7 +193,10 @@ export async function sweepAlerts(store: Store, ctx: OutboxContext & { resendInt
     const due = await resolveWhere(sql, `"resolveAt" <= $1`, [], endpoints, ctx, now);
     result.resolved = due.views.length;
     result.queued += due.queued;
-    const held = await sql.query<AlertRow>(`SELECT * FROM "Alert" WHERE "state" = 'firing' AND NOT "notified" ORDER BY id LIMIT 500`);
+    // Locked until this transaction ends: every process sweeps, and another sweep passes over
+    // the alerts this one is releasing (else each would queue them: two deliveries per alert);
+    // a resolution waits, then finds them notified and queues theirs.
+    const held = await sql.query<AlertRow>(`SELECT * FROM "Alert" WHERE "state" = 'firing' AND NOT "notified" ORDER BY id LIMIT 500 FOR UPDATE SKIP LOCKED`);
     if (held.length > 0) {
       const silences = await activeSilences(sql, now);
       for (const row of held) {
