@@ -73,7 +73,7 @@ async function startWithStore(config: Config, startedAt: number, attempted: () =
       logger('demo').info('the weekly-digest fleet runs in this process (no sources configured; LEASEHOLD_DEMO=off to turn it off)');
       const { DEMO_ADMIN, resetDemoAdmin } = await import('./auth/demo-admin');
       const password = await resetDemoAdmin(store);
-      const { ensureDemoInbox } = await import('./demo/inbox');
+      const { ensureDemoInbox } = await import('./alerts/demo-inbox');
       await ensureDemoInbox(store, config.port);
       // Printed once, on standard output as plain text (not as a log line; where stdout is collected, it is there too).
       process.stdout.write(`\n  Demo admin for this run: ${DEMO_ADMIN} / ${password}\n  (sign in at /login to try force-expire; pages are readable from this machine without signing in)\n\n`);

@@ -3,7 +3,7 @@
 // each with whether its signature checked out and how long after the alert it arrived.
 import Link from 'next/link';
 import { useQuery } from '@tanstack/react-query';
-import type { InboxMessage } from '@/lib/demo/inbox';
+import type { InboxMessage } from '@/lib/alerts/demo-inbox';
 import { leaseIdPath } from '@/lib/domain/lease-id';
 import { fetchJson } from '../live/api';
 import { EmptyState } from '../ui/empty-state';

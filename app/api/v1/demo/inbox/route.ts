@@ -7,7 +7,7 @@ import { allowedMethods } from '@/lib/api/refusal';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { requireAccess } from '@/lib/auth/guard';
 import { getStore } from '@/lib/db';
-import { inboxMessages, receiveInboxMessage } from '@/lib/demo/inbox';
+import { inboxMessages, receiveInboxMessage } from '@/lib/alerts/demo-inbox';
 
 export const dynamic = 'force-dynamic';
 

@@ -4,8 +4,8 @@
 // as a receiver would (the Standard Webhooks signature, with the endpoint's secret) and the
 // last 200 are kept in memory.
 import { timingSafeEqual } from 'node:crypto';
-import { signatureHeader } from '../alerts/deliver/sign';
-import { generateWebhookSecret } from '../alerts/deliver/secret';
+import { signatureHeader } from './deliver/sign';
+import { generateWebhookSecret } from './deliver/secret';
 import type { Store } from '../db';
 import { createWebhook, getWebhookForSending, listWebhooks, updateWebhook } from '../db/webhooks';
 import type { AlertMessage } from '../domain/alert-types';
