@@ -14,7 +14,7 @@ import { createWebhook, deleteWebhook, getWebhook, getWebhookForSending, updateW
 import { RULE_DEFAULTS } from '../domain/alert-rules';
 import { parseScope } from '../domain/alert-scope';
 import { ALERT_RULE_TYPES, ALERT_SEVERITIES, type AlertView } from '../domain/alert-types';
-import { RequestError } from '../errors';
+import { ManageError } from '../auth/manage';
 import { RuleNameTakenError } from '../db/alert-rules';
 import { EgressRefusedError, validateAllowCidrs, vetDestination } from './deliver/egress';
 import { WEBHOOK_FORMATS } from './deliver/formats';
@@ -23,16 +23,8 @@ import { alertLinker } from './link';
 import { outboxChanged } from './outbox-signal';
 import { DeliveryWorker } from './worker';
 
-export class AlertManageError extends RequestError {
-  constructor(
-    readonly status: 400 | 404 | 409 | 422,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'AlertManageError';
-  }
-}
+/** A refusal with its status, code and sentence: the same class users and tokens use. */
+export { ManageError as AlertManageError };
 
 const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9 ._@:()-]{0,99}$/, { error: 'expected 1-100 letters, digits, spaces, ".", "_", "@", ":", "(", ")" or "-", starting with a letter or digit' });
 const url = z.string().max(2048, { error: 'expected a URL of at most 2048 characters' }).refine(
@@ -96,13 +88,13 @@ async function checkDestination(target: string, config: AlertsConfig) {
   try {
     await vetDestination(host, u.protocol, validateAllowCidrs(config.allowCidrs));
   } catch (error) {
-    if (error instanceof EgressRefusedError) throw new AlertManageError(422, 'destination_refused', `${error.message}. Leasehold will not send there.`);
+    if (error instanceof EgressRefusedError) throw new ManageError(422, 'destination_refused', `${error.message}. Leasehold will not send there.`);
     throw error;
   }
 }
 
 function checkFormatNeeds(fmt: string, key: string | null | undefined) {
-  if (fmt === 'pagerduty' && !key) throw new AlertManageError(400, 'invalid_body', 'The pagerduty format needs "routingKey": the integration key of a PagerDuty Events API v2 service.');
+  if (fmt === 'pagerduty' && !key) throw new ManageError(400, 'invalid_body', 'The pagerduty format needs "routingKey": the integration key of a PagerDuty Events API v2 service.');
 }
 
 export async function addWebhook(store: Store, config: AlertsConfig, body: z.output<typeof newWebhookBody>): Promise<{ webhook: WebhookView; secret: string }> {
@@ -113,36 +105,36 @@ export async function addWebhook(store: Store, config: AlertsConfig, body: z.out
     const webhook = await createWebhook(store, { name: body.name, url: body.url, format: body.format, secret: signing, routingKey: body.routingKey ?? null, rules: body.rules });
     return { webhook, secret: signing };
   } catch (error) {
-    if (error instanceof WebhookNameTakenError) throw new AlertManageError(409, 'webhook_exists', error.message);
+    if (error instanceof WebhookNameTakenError) throw new ManageError(409, 'webhook_exists', error.message);
     throw error;
   }
 }
 
 export async function changeWebhook(store: Store, config: AlertsConfig, id: string, change: z.output<typeof webhookChangeBody>): Promise<{ webhook: WebhookView; secret?: string }> {
   const current = await getWebhookForSending(store, id);
-  if (!current) throw new AlertManageError(404, 'not_found', 'No such endpoint.');
+  if (!current) throw new ManageError(404, 'not_found', 'No such endpoint.');
   if (change.url) await checkDestination(change.url, config);
   checkFormatNeeds(change.format ?? current.format, change.routingKey === undefined ? current.routingKey : change.routingKey);
   const rotated = change.rotateSecret === true ? generateWebhookSecret() : change.rotateSecret;
   try {
     const webhook = await updateWebhook(store, id, { ...change, rotateSecret: rotated });
-    if (!webhook) throw new AlertManageError(404, 'not_found', 'No such endpoint.');
+    if (!webhook) throw new ManageError(404, 'not_found', 'No such endpoint.');
     if (change.enabled) outboxChanged(); // what waited for it goes now
     return rotated ? { webhook, secret: rotated } : { webhook };
   } catch (error) {
-    if (error instanceof WebhookNameTakenError) throw new AlertManageError(409, 'webhook_exists', error.message);
+    if (error instanceof WebhookNameTakenError) throw new ManageError(409, 'webhook_exists', error.message);
     throw error;
   }
 }
 
 export async function removeWebhook(store: Store, id: string): Promise<void> {
-  if (!(await deleteWebhook(store, id))) throw new AlertManageError(404, 'not_found', 'No such endpoint.');
+  if (!(await deleteWebhook(store, id))) throw new ManageError(404, 'not_found', 'No such endpoint.');
 }
 
 /** A test message, sent now through the whole path (build, sign, vet, send) and kept in the endpoint's delivery log. */
 export async function sendTestMessage(store: Store, config: AlertsConfig, id: string, by: string): Promise<{ deliveryId: string; outcome: string; status: number | null; latencyMs: number | null; error: string | null }> {
   const webhook = await getWebhook(store, id);
-  if (!webhook) throw new AlertManageError(404, 'not_found', 'No such endpoint.');
+  if (!webhook) throw new ManageError(404, 'not_found', 'No such endpoint.');
   const now = new Date();
   const view: AlertView = {
     id: '',
@@ -175,7 +167,7 @@ export async function sendTestMessage(store: Store, config: AlertsConfig, id: st
     return row!.id;
   });
   const claimed = await claimDelivery(store, deliveryId, workerId, config.timeoutMs * 3);
-  if (!claimed) throw new AlertManageError(409, 'not_claimed', 'The test message was taken by a delivery worker first: see the delivery log.');
+  if (!claimed) throw new ManageError(409, 'not_claimed', 'The test message was taken by a delivery worker first: see the delivery log.');
   const worker = new DeliveryWorker({ store, config: { ...config, maxAttempts: 1 }, workerId, linkOf, log: () => {} });
   try {
     return { deliveryId, ...(await worker.deliverOne(claimed)) };
@@ -186,7 +178,7 @@ export async function sendTestMessage(store: Store, config: AlertsConfig, id: st
 
 /** Dead deliveries of an endpoint (or one of them) back in the queue. */
 export async function replayDeliveries(store: Store, webhookId: string, deliveryId: string | null): Promise<{ replayed: number }> {
-  if (!(await getWebhook(store, webhookId))) throw new AlertManageError(404, 'not_found', 'No such endpoint.');
+  if (!(await getWebhook(store, webhookId))) throw new ManageError(404, 'not_found', 'No such endpoint.');
   const replayed = await replayDeadDeliveries(store, webhookId, deliveryId);
   if (replayed > 0) outboxChanged();
   return { replayed };
@@ -222,7 +214,7 @@ export const newRuleBody = z.strictObject({
 });
 export const ruleChangeBody = z.strictObject({ name: name.optional(), severity: z.enum(ALERT_SEVERITIES).optional(), scope: scope.optional(), params: paramsSchema.optional(), enabled: z.boolean().optional() });
 
-const ruleTaken = (error: unknown) => (error instanceof RuleNameTakenError ? new AlertManageError(409, 'rule_exists', error.message) : error);
+const ruleTaken = (error: unknown) => (error instanceof RuleNameTakenError ? new ManageError(409, 'rule_exists', error.message) : error);
 
 export async function addRule(store: Store, body: z.output<typeof newRuleBody>): Promise<AlertRuleView> {
   const defaults = RULE_DEFAULTS[body.type];
@@ -235,14 +227,14 @@ export async function changeRule(store: Store, config: AlertsConfig, id: string,
   const rule = await updateRule(store, id, change).catch((error: unknown) => {
     throw ruleTaken(error);
   });
-  if (!rule) throw new AlertManageError(404, 'not_found', 'No such rule.');
+  if (!rule) throw new ManageError(404, 'not_found', 'No such rule.');
   // A rule turned off says nothing any more: what it had open is resolved.
   if (change.enabled === false) await resolveAlertsOfRule(store, id, { linkOf: alertLinker(config.publicUrl) }).then((n) => n > 0 && outboxChanged());
   return rule;
 }
 
 export async function removeRule(store: Store, config: AlertsConfig, id: string): Promise<void> {
-  if (!(await deleteRule(store, id))) throw new AlertManageError(404, 'not_found', 'No such rule.');
+  if (!(await deleteRule(store, id))) throw new ManageError(404, 'not_found', 'No such rule.');
   if ((await resolveAlertsOfRule(store, id, { linkOf: alertLinker(config.publicUrl) })) > 0) outboxChanged();
 }
 
@@ -263,14 +255,14 @@ export const newSilenceBody = z
 export async function addSilence(store: Store, body: z.output<typeof newSilenceBody>, author: string): Promise<SilenceView> {
   const startsAt = body.startsAt ? new Date(body.startsAt) : new Date();
   const endsAt = body.endsAt ? new Date(body.endsAt) : new Date(startsAt.getTime() + body.durationMs!);
-  if (endsAt.getTime() <= startsAt.getTime()) throw new AlertManageError(400, 'invalid_body', 'A silence must end after it starts.');
-  if (endsAt.getTime() <= Date.now()) throw new AlertManageError(400, 'invalid_body', 'That silence would have ended already.');
+  if (endsAt.getTime() <= startsAt.getTime()) throw new ManageError(400, 'invalid_body', 'A silence must end after it starts.');
+  if (endsAt.getTime() <= Date.now()) throw new ManageError(400, 'invalid_body', 'That silence would have ended already.');
   return createSilence(store, { scope: body.scope, ruleType: body.ruleType, startsAt, endsAt, reason: body.reason, author });
 }
 
 export async function stopSilence(store: Store, id: string): Promise<SilenceView> {
   const silence = await endSilence(store, id);
-  if (!silence) throw new AlertManageError(404, 'not_found', 'No such silence.');
+  if (!silence) throw new ManageError(404, 'not_found', 'No such silence.');
   outboxChanged(); // what it held back goes now
   return silence;
 }

@@ -169,10 +169,7 @@ export class AlertEvaluator {
         if (!covers(rule, lease)) continue;
         this.raise(out, rule, subject, `${show(lease.id)}: token went back from ${change.previousToken ?? '?'} to ${change.token ?? '?'} (holder ${show(change.holder)})`, {
           ...NO_FACTS,
-          holder: change.holder,
-          previousHolder: change.previousHolder,
-          token: change.token,
-          previousToken: change.previousToken,
+          ...handsOf(change),
           ttlMs: lease.ttlMs,
         }, paramOf(rule, 'resolveAfterMs'));
       }
@@ -188,10 +185,7 @@ export class AlertEvaluator {
       if (!covers(rule, lease)) continue;
       this.raise(out, rule, subject, `${show(lease.id)}: ${show(change.previousHolder)} → ${show(change.holder)}${change.gapMs !== null ? `, ${ms(change.gapMs)} without a holder` : ''}${change.token ? ` (token ${change.previousToken ?? '?'} → ${change.token})` : ''}`, {
         ...NO_FACTS,
-        holder: change.holder,
-        previousHolder: change.previousHolder,
-        token: change.token,
-        previousToken: change.previousToken,
+        ...handsOf(change),
         ttlMs: lease.ttlMs,
         gapMs: change.gapMs,
         detail: change.type === 'taken_over' ? { takenOver: true } : null,
@@ -296,6 +290,7 @@ export class AlertEvaluator {
 }
 
 const covers = (rule: AlertRule, lease: LeaseFacts) => scopeCovers(rule.scope, lease.source, lease.id);
+const handsOf = (change: ChangeFacts) => ({ holder: change.holder, previousHolder: change.previousHolder, token: change.token, previousToken: change.previousToken });
 
 function leaderlessFor(rule: AlertRule, lease: LeaseFacts): boolean {
   if (lease.kind === 'election') return lease.candidates > 0 || lease.lastHolder !== null;

@@ -17,7 +17,7 @@
 //     delivered once.
 //  4. The real Alertmanager as an `alertmanager` endpoint: a stopped holder's missed_renewal is
 //     listed as active; after another holder takes over, its resolution takes it off the list.
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -32,12 +32,11 @@ import { createSilence, endSilence } from '../../lib/db/silences';
 import { openStore, type Store } from '../../lib/db/store';
 import { createWebhook } from '../../lib/db/webhooks';
 import type { AlertMessage } from '../../lib/domain/alert-types';
-import type { LeaseClientOptions } from '../../lib/lease';
+import { forkHolder, type HolderOptions } from '../support/holder-process';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
 import { ROOT, testServices } from '../support/services';
 
 const services = testServices();
-const HOLDER = path.join(ROOT, 'tests', 'support', 'lease-holder.ts');
 const SOURCE = 'outbox';
 const unique = () => randomBytes(3).toString('hex');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -107,21 +106,7 @@ async function started(collector: Collect) {
 /** The pid in a collector's id (`host:pid:random`), which is the worker id a claim names. */
 const pidOf = (workerId: string | null) => (workerId === null ? null : Number(workerId.split(':').at(-2)));
 
-function holder(key: string, name: string, options: { ttlMs: number; renewEveryMs: number }) {
-  const lease: LeaseClientOptions = { backend: 'redis', urls: [services.redisUrl] };
-  const child = fork(HOLDER, [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, LEASEHOLD_HOLDER: JSON.stringify({ lease, key, holder: name, ...options }) },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  children.push(child);
-  const held = new Promise<{ holder: string; token: string }>((resolve) =>
-    child.on('message', (message: { type: string; holder: string; token: string }) => {
-      if (message.type === 'held') resolve(message);
-    }),
-  );
-  return { child, held };
-}
+const holder = (key: string, name: string, options: HolderOptions) => forkHolder(children, { backend: 'redis', urls: [services.redisUrl] }, key, name, options);
 
 const leaseState = async (leaseId: string) => (await store.prisma.lease.findUnique({ where: { id: leaseId } }))?.state;
 

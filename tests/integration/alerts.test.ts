@@ -4,9 +4,8 @@
 // package), exactly one missed_renewal, a failover when another takes over, and the
 // missed_renewal's resolution. Deliveries are retried under the same webhook-id; silences hold
 // them back and let them go when they end.
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../lib/config';
 import type { Collector } from '../../lib/collector';
@@ -18,12 +17,12 @@ import { openStore, type Store } from '../../lib/db/store';
 import type { AlertMessage } from '../../lib/domain/alert-types';
 import type { LeaseClientOptions } from '../../lib/lease';
 import { testCollector } from '../support/collector';
+import { forkHolder, type HolderOptions } from '../support/holder-process';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
-import { ROOT, testServices } from '../support/services';
+import { testServices } from '../support/services';
 import { startReceiver, type Receiver } from '../support/webhook-receiver';
 
 const services = testServices();
-const HOLDER = path.join(ROOT, 'tests', 'support', 'lease-holder.ts');
 const unique = () => randomBytes(3).toString('hex');
 
 let db: TestDatabase & { url: string };
@@ -68,20 +67,7 @@ function collect(sources: SourceConfig[], pollMs = 5_000): Collector {
   return collector;
 }
 
-function holder(lease: LeaseClientOptions, key: string, name: string, options: { ttlMs: number; renewEveryMs: number }) {
-  const child = fork(HOLDER, [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, LEASEHOLD_HOLDER: JSON.stringify({ lease, key, holder: name, ...options }) },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  children.push(child);
-  const held = new Promise<{ holder: string; token: string }>((resolve) =>
-    child.on('message', (message: { type: string; holder: string; token: string }) => {
-      if (message.type === 'held') resolve(message);
-    }),
-  );
-  return { child, held };
-}
+const holder = (lease: LeaseClientOptions, key: string, name: string, options: HolderOptions) => forkHolder(children, lease, key, name, options);
 
 const messages = () => receiver.received.map((r) => r.body as AlertMessage);
 const seen = (leaseId: string) => messages().filter((m) => m.alert.leaseId === leaseId).map((m) => `${m.type} ${m.alert.rule.type}`);

@@ -1,8 +1,7 @@
 // The collector on real servers, with a PostgreSQL store: what it records when holders are
 // killed, release, or their backend goes away, and that it invents nothing.
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../lib/config';
 import type { Collector } from '../../lib/collector';
@@ -10,12 +9,12 @@ import { openStore, type Store } from '../../lib/db/store';
 import type { LeaseClientOptions } from '../../lib/lease';
 import { renderMetrics } from '../../lib/metrics';
 import { testCollector } from '../support/collector';
+import { forkHolder, type HolderOptions } from '../support/holder-process';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
 import { startRedisServer, type RedisServer } from '../support/redis-servers';
-import { ROOT, testServices } from '../support/services';
+import { testServices } from '../support/services';
 
 const services = testServices();
-const HOLDER = path.join(ROOT, 'tests', 'support', 'lease-holder.ts');
 const unique = () => randomBytes(3).toString('hex');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -44,21 +43,7 @@ function collect(sources: SourceConfig[], pollMs = 200): Collector {
 }
 
 /** Starts a lease holder process; resolves with what it holds once it holds it. */
-function holder(lease: LeaseClientOptions, key: string, name: string, options: { ttlMs: number; renewEveryMs: number; election?: boolean }) {
-  const child = fork(HOLDER, [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, LEASEHOLD_HOLDER: JSON.stringify({ lease, key, holder: name, ...options }) },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  children.push(child);
-  const held = new Promise<{ holder: string; token: string }>((resolve) =>
-    child.on('message', (message: { type: string; holder: string; token: string }) => {
-      if (message.type === 'held') resolve(message);
-    }),
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { child, held, exited };
-}
+const holder = (lease: LeaseClientOptions, key: string, name: string, options: HolderOptions) => forkHolder(children, lease, key, name, options);
 
 const events = (leaseId: string) =>
   store.prisma.leaseEvent.findMany({ where: { leaseId }, orderBy: { seq: 'asc' } }).then((rows) =>
