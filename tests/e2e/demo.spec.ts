@@ -33,7 +33,7 @@ test.afterAll(async () => {
   await exited;
 });
 
-test('the demo: the scheduler lease held within 60 s, a failover after a missed renewal with a higher token within 3 minutes, and a week of digests sent once each', async ({ page, request }) => {
+test('the demo: the scheduler lease held within 60 s, a failover after a missed renewal with a higher token within 3 minutes, its alerts in the signed webhook inbox, and a week of digests sent once each', async ({ page, request }) => {
   test.setTimeout(300_000);
   const errors = watchConsole(page);
 
@@ -63,6 +63,20 @@ test('the demo: the scheduler lease held within 60 s, a failover after a missed 
   expect(BigInt(failover!.token!)).toBeGreaterThan(BigInt(failover!.previousToken!));
   const events = (await (await request.get(`/api/v1/leases/${encodeURIComponent(failover!.leaseId)}/events`)).json()) as { events: { type: string }[] };
   expect(events.events.some((e) => e.type === 'expired')).toBe(true);
+  // The same missed renewal and failover reached the demo's own webhook inbox, signed.
+  type InboxMessage = { verified: boolean; type: string | null; rule: string | null; leaseId: string | null };
+  await expect
+    .poll(
+      async () => {
+        const { messages } = (await (await request.get('/api/v1/demo/inbox')).json()) as { messages: InboxMessage[] };
+        return messages.filter((m) => m.verified && m.type === 'alert.firing' && m.leaseId === failover!.leaseId).map((m) => m.rule);
+      },
+      { timeout: 15_000, intervals: [500] },
+    )
+    .toEqual(expect.arrayContaining(['missed_renewal', 'failover']));
+  await page.goto('/demo/inbox');
+  await expect(page.getByTestId('inbox-message').first()).toContainText('signature verified');
+  await screenshot(page, 'demo-inbox');
   await page.goto('/failovers');
   await expect(page.getByText(failover!.holder!.split(':')[0]!).first()).toBeVisible({ timeout: 10_000 });
   await screenshot(page, 'demo-failovers');
