@@ -16,7 +16,7 @@ import { createEgressAgent } from './deliver/egress';
 import { buildRequest, isWebhookFormat } from './deliver/formats';
 import { sendWebhook, type SendResult } from './deliver/send';
 import { webhookHeaders } from './deliver/sign';
-import { nextOutboxChange, outboxChanged } from './outbox-signal';
+import { nextOutboxChange, outboxChanged, outboxChanges } from './outbox-signal';
 
 const LOOK_EVERY_MS = 1_000;
 const SWEEP_EVERY_MS = 1_000;
@@ -48,6 +48,8 @@ export class DeliveryWorker {
     let failures = 0;
     while (!signal.aborted) {
       let busy = false;
+      // Noted before looking: something queued while this pass runs is looked for again at once.
+      const seen = outboxChanges();
       try {
         if (performance.now() - this.lastSweep >= SWEEP_EVERY_MS) {
           this.lastSweep = performance.now();
@@ -61,7 +63,7 @@ export class DeliveryWorker {
         failures += 1;
         if (failures === 1 || failures % 60 === 0) this.options.log(`alerts: the outbox cannot be read (${(error as Error)?.message ?? error}); trying again`);
       }
-      if (!busy) await nextOutboxChange(failures > 0 ? Math.min(10_000, LOOK_EVERY_MS * failures) : LOOK_EVERY_MS, signal);
+      if (!busy) await nextOutboxChange(failures > 0 ? Math.min(10_000, LOOK_EVERY_MS * failures) : LOOK_EVERY_MS, signal, failures > 0 ? undefined : seen);
     }
   }
 

@@ -33,6 +33,8 @@ export type CollectorOptions = {
   onRead?: ObserveOptions['onRead'];
   /** Alerts (rules and deliveries) in this process: on by config (`alerts.enabled`, default true) unless false here. */
   alerts?: boolean;
+  /** false: no deadline timers (ObserveOptions.deadlineTimers), for the alerts benchmark's peer. Default on. */
+  deadlineTimers?: false;
 };
 
 export type Collector = {
@@ -138,7 +140,7 @@ async function observe(observers: Observers, source: LeaseSource, token: bigint,
     // An observer that fails for any reason but a lost ownership starts again: after 1 s,
     // growing to 10 s while it keeps failing at once, and 1 s again after one that ran for a
     // minute. The collector must not quietly stop watching a source it holds.
-    await retrying(() => observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead, alerts: alerting?.engine }, signal), {
+    await retrying(() => observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead, alerts: alerting?.engine, deadlineTimers: options.deadlineTimers }, signal), {
       what: `${source.name}: observer`,
       signal,
       initialDelayMs: 1_000,

@@ -9,7 +9,7 @@
 // a gap", so no expiry, release or failover is invented. The store is written when the
 // source's status changes, not at every failed attempt.
 import type { AlertEngine } from '../alerts/engine';
-import { DeadlineTimers } from '../alerts/deadlines';
+import type { DeadlineTimers } from '../alerts/deadlines';
 import type { Store } from '../db';
 import { applyRead, type AppliedRead } from '../domain/apply-read';
 import type { Observation, ReadContext, TrackedLease } from '../domain/observe';
@@ -19,11 +19,12 @@ import { metrics } from '../metrics';
 import { SourceUnavailableError } from '../sources/errors';
 import type { LeaseSource, PollResult, UnreadScope } from '../sources/types';
 import { systemClock, type Clock } from '../time/clock';
-import { retrying, retryLine } from '../time/retry';
+import { retrying } from '../time/retry';
+import { countStates, deadlineTimers, storeRetry } from './observe-parts';
 import { ReadLanes, type ReadStart } from './read-lanes';
 import { RenewalBatcher } from './renewal-batcher';
 import { SourceHealth } from './source-health';
-import { StaleOwnerError, loadSource, writeBatchSalvaging, type LoadedSource, type WriteBatch, type WrittenEvent } from '../db/observer-writes';
+import { loadSource, writeBatchSalvaging, type LoadedSource, type WriteBatch, type WrittenEvent } from '../db/observer-writes';
 import { createWriteQueue, emptyBatch, type WriteQueue } from './write-queue';
 
 export { MAX_BACKOFF_MS, MAX_FULL_READ_DEADLINE_MS, nextFullReadDeadlineMs, readDeadlineMs } from './read-lanes';
@@ -40,18 +41,18 @@ export type ObserveOptions = {
   alerts?: AlertEngine;
   /** Called after every read is applied and written (for benchmarks and diagnostics). */
   onRead?: (read: ReadReport) => void;
+  /** false: no deadline timers; a missed renewal is seen at the next read (the benchmark's peer, bench/alerts-bench.ts). Default on. */
+  deadlineTimers?: false;
   clock?: Clock;
 };
 
 export type ReadReport = { source: string; full: boolean; ok: boolean; leases: number; changed: number; events: number; durationMs: number };
 
-/** One completed read, as the lanes hand it over. */
+/** One completed read, as the lanes hand it over. kind: full, a snapshot of everything; poll, a liveness check with what changed; keys, hinted keys only. */
 type CompletedRead = ReadStart & {
-  /** full: a snapshot of everything; poll: a liveness check with what changed; keys: hinted keys only. */
   kind: 'full' | 'poll' | 'keys';
   observations: Observation[];
-  /** The keys a partial read speaks for. */
-  covered?: string[];
+  covered?: string[]; // the keys a partial read speaks for
   gap?: boolean;
   /** What the backend says of itself (etcd's Raft status), with full reads and some polls. */
   detail?: Record<string, unknown> | null;
@@ -78,20 +79,6 @@ export async function observeSource(options: ObserveOptions, signal: AbortSignal
   }
 }
 
-/** How the store is retried: with backoff, counted and logged, never after another collector took the source. */
-function storeRetry(options: ObserveOptions, signal: AbortSignal, clock: Clock, what: string) {
-  return {
-    what,
-    signal,
-    clock,
-    fatal: (error: unknown) => error instanceof StaleOwnerError,
-    onFailure: (failure: Parameters<typeof retryLine>[0]) => {
-      metrics.inc('leasehold_store_write_failures_total', {});
-      options.log(retryLine(failure));
-    },
-  };
-}
-
 class SourceObserver {
   private readonly source: LeaseSource;
   private readonly labels: { source: string };
@@ -109,8 +96,8 @@ class SourceObserver {
   private changesWritten: Promise<unknown> = Promise.resolve();
   private readonly renewals: RenewalBatcher;
   private readonly lanes: ReadLanes;
-  /** Each held lease's deadline: when it passes with no renewal seen, the lease is read again at once. */
-  private readonly deadlines: DeadlineTimers;
+  /** Each held lease's deadline: when it passes with no renewal seen, the lease is read again at once (null when turned off). */
+  private readonly deadlines: DeadlineTimers | null;
 
   constructor(
     private readonly options: ObserveOptions,
@@ -144,16 +131,13 @@ class SourceObserver {
       },
       clock,
     );
-    this.deadlines = new DeadlineTimers(clock, (keys) => {
-      metrics.inc('leasehold_deadline_reads_total', this.labels, keys.length);
-      this.lanes.hint(this.source.readKeys ? { keys } : { full: true });
-    });
-    for (const lease of this.known.values()) this.deadlines.track(lease);
+    this.deadlines = options.deadlineTimers === false ? null : deadlineTimers(this.source, this.lanes, clock);
+    for (const lease of this.known.values()) this.deadlines?.track(lease);
   }
 
   async run(): Promise<void> {
     const watching = this.source.watch?.(this.lanes.hint, this.signal);
-    const stopDeadlines = () => this.deadlines.stop();
+    const stopDeadlines = () => this.deadlines?.stop();
     this.signal.addEventListener('abort', stopDeadlines, { once: true });
     try {
       await Promise.all([this.lanes.run(this.signal), this.renewals.run(this.signal, () => this.stopWith !== null, () => this.flushRenewals())]);
@@ -161,7 +145,7 @@ class SourceObserver {
       await Promise.all([this.changesQueue.idle(), this.renewalsQueue.idle()]);
       if (this.stopWith) throw this.stopWith;
     } finally {
-      this.deadlines.stop();
+      this.deadlines?.stop();
       this.signal.removeEventListener('abort', stopDeadlines);
       metrics.clear('leasehold_tracked_leases', this.labels);
       await watching?.catch(() => {});
@@ -221,8 +205,8 @@ class SourceObserver {
     // Alert rules see what changed; deadlines follow each lease's new picture.
     this.options.alerts?.observed(applied);
     if (hidden.length) this.options.alerts?.staled(hidden);
-    for (const lease of hidden) this.deadlines.track(lease);
-    for (const lease of applied.dirty) this.deadlines.track(lease);
+    for (const lease of hidden) this.deadlines?.track(lease);
+    for (const lease of applied.dirty) this.deadlines?.track(lease);
     // 3. The source answered: its row, and source_up if it was down.
     const answer = this.health.answered(r, full ? Math.round(clock.mono() - r.startedMono) : null);
     const batch = emptyBatch(this.options, answer.row);
@@ -269,7 +253,7 @@ class SourceObserver {
       this.options.log(`${source.name}: down: ${reason}`);
       for (const lease of this.known.values()) lease.stale = true;
       // Nothing is judged of a source that cannot be read: no deadline passes, no rule fires on its leases.
-      this.deadlines.clear();
+      this.deadlines?.clear();
       this.options.alerts?.staled(this.known.values());
     }
     this.options.alerts?.sourceStatus(source.name, false, reason);
@@ -322,10 +306,4 @@ class SourceObserver {
     this.health.forgetRefused(ids.filter((id) => !this.known.has(keyOf(id))));
     if (batch.dirty.length) void this.enqueue(batch);
   }
-}
-
-function countStates(source: string, known: Map<string, TrackedLease>) {
-  const counts: Record<string, number> = { held: 0, free: 0, expired: 0, unknown: 0, stale: 0 };
-  for (const lease of known.values()) counts[lease.stale ? 'stale' : lease.state]! += 1;
-  for (const [state, count] of Object.entries(counts)) metrics.set('leasehold_tracked_leases', { source, state }, count);
 }
