@@ -1,6 +1,9 @@
 'use client';
 import Link from 'next/link';
 import { usePathname, useSearchParams } from 'next/navigation';
+import { useQuery } from '@tanstack/react-query';
+import type { AlertView } from '@/lib/domain/alert-types';
+import { fetchJson } from './live/api';
 
 const LINKS = [
   { href: '/', label: 'Overview' },
@@ -11,9 +14,26 @@ const LINKS = [
   { href: '/settings', label: 'Settings' },
 ] as const;
 
+/** Read at most this many firing alerts for the count ("100+" beyond). */
+const COUNT_LIMIT = 100;
+
+/** How many alerts fire, read every 30 s (and by no one who may not read them): null until known, or when it cannot be read. */
+function useFiringCount(enabled: boolean): number | null {
+  const firing = useQuery({
+    queryKey: ['alerts', 'firing, for the navigation'],
+    queryFn: ({ signal }) => fetchJson<{ alerts: AlertView[] }>(`/api/v1/alerts?state=firing&limit=${COUNT_LIMIT}`, signal),
+    enabled,
+    refetchInterval: 30_000,
+    staleTime: 0,
+  });
+  return firing.data ? firing.data.alerts.length : null;
+}
+
 /** `only`: the links this person may open (all when not given). */
 export function ConsoleNav({ only }: { only?: string[] }) {
   const pathname = usePathname();
+  // Nobody known (the not-found page): no count, rather than a request refused.
+  const firing = useFiringCount(only?.includes('/alerts') ?? false);
   // The time range travels from page to page.
   const range = useSearchParams().get('range');
   const suffix = range ? `?range=${encodeURIComponent(range)}` : '';
@@ -26,6 +46,12 @@ export function ConsoleNav({ only }: { only?: string[] }) {
             <li key={link.href}>
               <Link prefetch={false} href={`${link.href}${suffix}`} aria-current={current ? 'page' : undefined}>
                 {link.label}
+                {link.href === '/alerts' && firing ? (
+                  <span className="nav-count" title={`${firing >= COUNT_LIMIT ? `${COUNT_LIMIT} or more alerts` : firing === 1 ? '1 alert' : `${firing} alerts`} firing`} data-testid="nav-firing-count">
+                    {firing >= COUNT_LIMIT ? `${COUNT_LIMIT}+` : firing}
+                    <span className="visually-hidden"> firing</span>
+                  </span>
+                ) : null}
               </Link>
             </li>
           );

@@ -141,11 +141,3 @@ export async function listSources(store: Store, config: Config, leaseCounts?: Re
     }));
   return [...configured, ...removed];
 }
-
-export async function listFiringAlerts(store: Store) {
-  const [rules, firing] = await Promise.all([
-    store.prisma.alertRule.count(),
-    store.prisma.alert.findMany({ where: { state: 'firing' }, orderBy: { startedAt: 'desc' }, take: 200 }),
-  ]);
-  return { rules, firing: firing.map((alert) => ({ id: alert.id, summary: alert.summary, startedAt: alert.startedAt.toISOString() })) };
-}

@@ -1,7 +1,8 @@
 // Starts Leasehold for the browser tests the way `npm start` does, on a store of its own:
 //   serve.ts embedded <port>    a fresh PGlite directory, no sources, no demo (LEASEHOLD_DEMO=off)
 //   serve.ts demo <port>        a fresh PGlite directory, no sources: the embedded demo, as `npm start` runs it
-//   serve.ts postgres <port>    a fresh PostgreSQL database on the test server, no sources
+//   serve.ts postgres <port>    a fresh PostgreSQL database on the test server, watching a lease table
+//                               of the test PostgreSQL; webhooks may go to 127.0.0.1
 //   serve.ts observing <port>   a fresh PGlite directory, observing the test Redis, etcd and
 //                               PostgreSQL under the e2e prefixes (see OBSERVED below)
 //   serve.ts config <port> <file>  a fresh PGlite directory, observing the sources of that
@@ -76,7 +77,12 @@ if (kind === 'embedded' || kind === 'demo' || kind === 'observing' || kind === '
   const file = path.join(configDir, 'leasehold.config.json');
   writeFileSync(
     file,
-    JSON.stringify({ pollMs: 500, sources: [{ name: OBSERVED.pgSource, backend: 'postgres', url: services.databaseUrl, tables: [{ table: OBSERVED.pgTable, format: 'leasehold' }] }] }),
+    JSON.stringify({
+      pollMs: 500,
+      sources: [{ name: OBSERVED.pgSource, backend: 'postgres', url: services.databaseUrl, tables: [{ table: OBSERVED.pgTable, format: 'leasehold' }] }],
+      // tests/e2e/alerts.spec.ts sends to a receiver it starts on this machine.
+      alerts: { allowCidrs: ['127.0.0.1/32'] },
+    }),
   );
   env.LEASEHOLD_CONFIG = file;
   cleanup = async () => {

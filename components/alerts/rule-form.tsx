@@ -1,0 +1,118 @@
+'use client';
+// Adding a rule: its type (its parameters follow, filled with the type's defaults), name,
+// scope and severity. POST /api/v1/alert-rules.
+import { useState, type FormEvent } from 'react';
+import { RULE_DEFAULTS } from '@/lib/domain/alert-rule-model';
+import { ALERT_RULE_TYPES, ALERT_SEVERITIES, type AlertRuleType } from '@/lib/domain/alert-types';
+import { parseDurationMs } from '@/lib/domain/duration';
+import styles from './alerts.module.css';
+import { SaidLine, useAction } from './use-action';
+import { DURATION_HINT, typeWords } from './words';
+
+const LABELS: Record<string, string> = {
+  marginPercent: 'Fires below this % of the TTL left',
+  changes: 'Fires above this many changes of holder',
+  windowMs: 'Within (duration)',
+  afterMs: 'After (duration)',
+  resolveAfterMs: 'Resolves by itself after (duration)',
+  includeLocks: 'Locks too, not only elections',
+};
+
+/** "600000" as people type it: "10m". */
+function durationText(ms: number): string {
+  for (const [size, unit] of [[86_400_000, 'd'], [3_600_000, 'h'], [60_000, 'm'], [1_000, 's']] as const) if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}
+
+/** The params the form holds for a type, or the sentence naming what is wrong. */
+function readParams(type: AlertRuleType, form: FormData): { params: Record<string, number | boolean> } | { error: string } {
+  const params: Record<string, number | boolean> = {};
+  for (const key of Object.keys(RULE_DEFAULTS[type].params)) {
+    if (key === 'includeLocks') {
+      params[key] = form.get(key) === 'on';
+      continue;
+    }
+    const text = String(form.get(key) ?? '').trim();
+    if (key.endsWith('Ms')) {
+      const ms = parseDurationMs(text);
+      if (ms === null) return { error: `${LABELS[key]}: expected ${DURATION_HINT}, not "${text.slice(0, 40)}".` };
+      params[key] = ms;
+    } else {
+      const value = Number(text);
+      if (text === '' || !Number.isFinite(value)) return { error: `${LABELS[key]}: expected a number.` };
+      params[key] = value;
+    }
+  }
+  return { params };
+}
+
+export function RuleForm() {
+  const { act, said, setSaid, busy } = useAction();
+  const [type, setType] = useState<AlertRuleType>('missed_renewal');
+  const defaults = RULE_DEFAULTS[type];
+  async function add(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const element = event.currentTarget;
+    const form = new FormData(element);
+    const read = readParams(type, form);
+    if ('error' in read) return setSaid({ ok: false, text: read.error });
+    const name = String(form.get('name') ?? '').trim();
+    const body = { name, type, severity: form.get('severity'), scope: String(form.get('scope') ?? '').trim() || 'all', params: read.params };
+    if (await act('POST', '/api/v1/alert-rules', body, `Rule ${name} added; it is on.`)) {
+      element.reset();
+      setType('missed_renewal'); // the select's first option, as reset left it
+    }
+  }
+  return (
+    <details className={styles.adder}>
+      <summary>Add a rule</summary>
+      <form className={styles.formGrid} onSubmit={add} aria-label="Add a rule">
+        <label>
+          Type
+          <select name="type" value={type} onChange={(event) => setType(event.target.value as AlertRuleType)}>
+            {ALERT_RULE_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {typeWords(t)}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Name
+          <input name="name" required maxLength={100} title="Letters, digits, spaces and . _ @ : ( ) -, starting with a letter or digit" autoComplete="off" />
+        </label>
+        <label>
+          Scope
+          <input name="scope" defaultValue="all" maxLength={1024} placeholder="all, source:<name> or lease:<glob>" autoComplete="off" spellCheck={false} />
+        </label>
+        <label>
+          Severity
+          <select name="severity" key={type} defaultValue={defaults.severity}>
+            {ALERT_SEVERITIES.map((severity) => (
+              <option key={severity}>{severity}</option>
+            ))}
+          </select>
+        </label>
+        <p className={`${styles.hint} ${styles.wide}`}>Fires when {defaults.describe}.</p>
+        {Object.entries(defaults.params).map(([key, value]) =>
+          key === 'includeLocks' ? (
+            <label key={`${type}:${key}`} className={styles.check}>
+              <input type="checkbox" name={key} defaultChecked={value === true} /> {LABELS[key]}
+            </label>
+          ) : (
+            <label key={`${type}:${key}`}>
+              {LABELS[key] ?? key}
+              <input name={key} defaultValue={key.endsWith('Ms') ? durationText(Number(value)) : String(value)} inputMode={key.endsWith('Ms') ? 'text' : 'decimal'} autoComplete="off" />
+            </label>
+          ),
+        )}
+        <div className={styles.formActions}>
+          <button className="button primary" type="submit" disabled={busy}>
+            Add rule
+          </button>
+        </div>
+      </form>
+      <SaidLine said={said} />
+    </details>
+  );
+}
