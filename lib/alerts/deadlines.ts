@@ -33,8 +33,10 @@ export class DeadlineTimers {
     }
     const at = lease.expiresAtMono + lease.expiryUncertaintyMs + TIMING_SLACK_MS + 1;
     const current = this.armed.get(lease.key);
-    // A read that showed the same deadline again (the lease not yet gone) keeps the re-checks going.
-    if (current && current.checks > 0 && Math.abs(current.deadline - at) < 1) return;
+    // A read that showed the same deadline again, within what the reading may be off by (etcd
+    // counts whole seconds), keeps the re-checks going: it is not a renewal, and re-arming from
+    // scratch would read it again and again.
+    if (current && current.checks > 0 && Math.abs(current.deadline - at) <= lease.expiryUncertaintyMs + TIMING_SLACK_MS) return;
     this.arm(lease.key, at, at, 0);
   }
 

@@ -72,7 +72,8 @@ export type AlertInput =
   /** One of a lease's changes (events), in order. */
   | { type: 'change'; lease: LeaseFacts; change: ChangeFacts }
   /** A renewal: how much of the TTL was left. */
-  | { type: 'renewal'; lease: LeaseFacts; marginMs: number; intervalMs: number; ttlMs: number | null }
+  /** A renewal: how much of the TTL was left, and how far off that figure may be (the backend's precision: etcd reports whole seconds). */
+  | { type: 'renewal'; lease: LeaseFacts; marginMs: number; intervalMs: number; ttlMs: number | null; uncertaintyMs?: number }
   /** The lease's picture after a read changed it. */
   | { type: 'seen'; lease: LeaseFacts }
   | { type: 'source'; source: string; up: boolean; reason: string | null }

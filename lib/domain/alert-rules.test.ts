@@ -53,6 +53,12 @@ describe('AlertEvaluator', () => {
     if (raised) expect(out[0]).toMatchObject({ op: 'raise', facts: { marginMs: margin, ttlMs: 10_000 } });
   });
 
+  it('does not call a renewal late when the reading may be off by enough to make it in time (etcd counts whole seconds)', () => {
+    const e = new AlertEvaluator([rule('late_renewal')]);
+    expect(e.apply({ type: 'renewal', lease: lease(), marginMs: 1500, intervalMs: 8500, ttlMs: 10_000, uncertaintyMs: 1000 }, 0)).toEqual([]);
+    expect(ops(e.apply({ type: 'renewal', lease: lease(), marginMs: 900, intervalMs: 9100, ttlMs: 10_000, uncertaintyMs: 1000 }, 1))).toEqual(['raise late_renewal pg/leases/digest']);
+  });
+
   it('clears late_renewal at the next renewal in time, and honours its own marginPercent', () => {
     const e = new AlertEvaluator([rule('late_renewal', { params: { marginPercent: 50 } })]);
     expect(ops(e.apply({ type: 'renewal', lease: lease(), marginMs: 4000, intervalMs: 6000, ttlMs: 10_000 }, 0))).toEqual(['raise late_renewal pg/leases/digest']);

@@ -214,22 +214,24 @@ export class AlertEvaluator {
 
   private onRenewal(input: Extract<AlertInput, { type: 'renewal' }>, out: AlertDecision[]) {
     const { lease, marginMs, intervalMs, ttlMs } = input;
+    // Late only when it surely was: the margin plus what the reading may be off by is still short.
+    const surelyLeft = marginMs + (input.uncertaintyMs ?? 0);
     // The new holder renews: the failover is behind us.
     this.clearAll(out, 'failover', lease, 'the new holder renewed');
     for (const rule of this.rules('late_renewal')) {
       if (!covers(rule, lease) || ttlMs === null || ttlMs <= 0) continue;
-      const percent = (100 * marginMs) / ttlMs;
+      const percent = (100 * surelyLeft) / ttlMs;
       if (percent >= paramOf(rule, 'marginPercent')) {
         this.clear(out, rule, leaseSubject(lease), 'renewed in time');
         continue;
       }
-      this.raise(out, rule, leaseSubject(lease), `${show(lease.id)}: ${show(lease.holder)} renewed with ${ms(marginMs)} left of ${ms(ttlMs)} (${percent.toFixed(0)} %)`, {
+      this.raise(out, rule, leaseSubject(lease), `${show(lease.id)}: ${show(lease.holder)} renewed with ${ms(marginMs)} left of ${ms(ttlMs)} (${((100 * marginMs) / ttlMs).toFixed(0)} %)`, {
         ...NO_FACTS,
         holder: lease.holder,
         token: lease.token,
         ttlMs,
         marginMs,
-        detail: { intervalMs, marginPercent: Math.round(percent * 10) / 10 },
+        detail: { intervalMs, marginPercent: Math.round((1000 * marginMs) / ttlMs) / 10, uncertaintyMs: input.uncertaintyMs ?? 0 },
       }, null);
     }
   }
