@@ -59,8 +59,10 @@ export async function leaseTtls(
   for (const id of unique) {
     if (!ttlReadings.has(id)) continue; // not read yet: unknown, not gone
     const reading = ttlReadings.get(id);
-    // etcd reports whole seconds, rounded down: "0" means less than a second is left. The
-    // key still exists, so the lease has not run out (etcd deletes its keys when it does).
+    // etcd reports whole seconds, rounded down: "0" means less than a second is left, or that
+    // the lease ran out less than a second ago and etcd's lessor (which looks every 500 ms)
+    // has not revoked it yet; no reading tells the two apart. The key still exists, so it
+    // counts as held: its deletion, when etcd revokes the lease, settles it.
     result.set(id, reading ? { remainingMs: Math.max(1, Math.round(reading.remainingMs - (after - reading.readAt))), ttlMs: reading.ttlMs } : null);
   }
   return result;
