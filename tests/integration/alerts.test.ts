@@ -125,8 +125,9 @@ describe('alerts on real backends', () => {
     expect(resolved.alert.fingerprint).toBe(firing.alert.fingerprint);
     expect(resolved.alert.endsAt).not.toBeNull();
     // Stored as the receiver saw it: one alert per firing, its deliveries delivered.
-    const deliveries = await listDeliveries(store, { webhookId: webhookId! });
-    expect(deliveries.every((d) => d.status === 'delivered')).toBe(true);
+    // (The row is marked delivered just after the receiver answers: polled.)
+    await expect.poll(async () => (await listDeliveries(store, { webhookId: webhookId! })).map((d) => d.status), { timeout: 5_000 }).not.toContain('pending');
+    expect((await listDeliveries(store, { webhookId: webhookId! })).every((d) => d.status === 'delivered')).toBe(true);
   }, 60_000);
 
   it('a receiver answering 500 three times gets the delivery on the fourth try, under the same webhook-id', async () => {
@@ -143,6 +144,7 @@ describe('alerts on real backends', () => {
     const ids = new Set(receiver.received.map((r) => r.id));
     expect(ids.size).toBe(1);
     expect(receiver.received.every((r) => r.verified)).toBe(true);
+    await expect.poll(async () => (await listDeliveries(store, { webhookId: webhookId! }))[0]?.status, { timeout: 5_000 }).toBe('delivered');
     const [delivery] = await listDeliveries(store, { webhookId: webhookId! });
     expect(delivery).toMatchObject({ status: 'delivered', attempts: 4, lastStatusCode: 200 });
   }, 60_000);

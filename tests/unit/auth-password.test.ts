@@ -76,7 +76,7 @@ describe('hashPassword and verifyPassword', () => {
     for (const [label, ms] of [['null', none], ['garbage', garbage], ['refused parameters', refused]] as const) {
       expect(ms, `${label}: ${ms.toFixed(1)} ms against ${real.toFixed(1)} ms for a real check`).toBeGreaterThan(real * 0.3);
     }
-  });
+  }, 60_000); // 21 scrypt derivations: seconds on a busy 2-core machine
 });
 
 describe('passwordProblem', () => {
