@@ -18,8 +18,12 @@ import { sendWebhook, type SendResult } from './deliver/send';
 import { webhookHeaders } from './deliver/sign';
 import { nextOutboxChange, outboxChanged, outboxChanges } from './outbox-signal';
 
-const LOOK_EVERY_MS = 1_000;
-const SWEEP_EVERY_MS = 1_000;
+/**
+ * How often an idle worker looks at the outbox and sweeps: every second on PostgreSQL, where
+ * other processes queue deliveries too; every 3 s on the embedded store, which is one process
+ * (everything it queues wakes the worker at once) and one session shared with the pages.
+ */
+const lookEveryMs = (store: Store) => (store.kind === 'pglite' ? 3_000 : 1_000);
 const BATCH = 16;
 /** How long a claim holds: longer than an attempt can take, so a live worker's claim never runs out. */
 const claimMsFor = (timeoutMs: number) => timeoutMs * 3 + 5_000;
@@ -51,7 +55,7 @@ export class DeliveryWorker {
       // Noted before looking: something queued while this pass runs is looked for again at once.
       const seen = outboxChanges();
       try {
-        if (performance.now() - this.lastSweep >= SWEEP_EVERY_MS) {
+        if (performance.now() - this.lastSweep >= lookEveryMs(this.options.store)) {
           this.lastSweep = performance.now();
           const swept = await sweepAlerts(this.options.store, { linkOf: this.options.linkOf, resendIntervalMs: this.options.config.resendIntervalMs });
           if (swept.queued > 0) busy = true;
@@ -63,7 +67,8 @@ export class DeliveryWorker {
         failures += 1;
         if (failures === 1 || failures % 60 === 0) this.options.log(`alerts: the outbox cannot be read (${(error as Error)?.message ?? error}); trying again`);
       }
-      if (!busy) await nextOutboxChange(failures > 0 ? Math.min(10_000, LOOK_EVERY_MS * failures) : LOOK_EVERY_MS, signal, failures > 0 ? undefined : seen);
+      const look = lookEveryMs(this.options.store);
+      if (!busy) await nextOutboxChange(failures > 0 ? Math.min(10_000, look * failures) : look, signal, failures > 0 ? undefined : seen);
     }
   }
 
@@ -109,8 +114,8 @@ export class DeliveryWorker {
       this.options.log(`alerts: the outcome of ${delivery.messageId} could not be recorded (${(error as Error)?.message ?? error}); it will be sent again under the same webhook-id`);
       return false;
     });
-    // A retry due soon: look again then, without waiting for the next second.
-    if (recorded && outcome.kind === 'failed' && !outcome.last && outcome.retryInMs < LOOK_EVERY_MS) setTimeout(outboxChanged, outcome.retryInMs).unref?.();
+    // A retry: look again when it is due, without waiting for the next look.
+    if (recorded && outcome.kind === 'failed' && !outcome.last && outcome.retryInMs < 3_600_000) setTimeout(outboxChanged, outcome.retryInMs + 5).unref?.();
     return result;
   }
 
