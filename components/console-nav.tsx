@@ -1,6 +1,7 @@
 'use client';
 import Link from 'next/link';
 import { usePathname, useSearchParams } from 'next/navigation';
+import { useEffect, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import type { AlertView } from '@/lib/domain/alert-types';
 import { fetchJson } from './live/api';
@@ -19,10 +20,17 @@ const COUNT_LIMIT = 100;
 
 /** How many alerts fire, read every 30 s (and by no one who may not read them): null until known, or when it cannot be read. */
 function useFiringCount(enabled: boolean): number | null {
+  // Asked two seconds after the page opens: what the page itself shows comes first (on a busy
+  // or just-started server this request would compete with it, at 3 a.m., during an outage).
+  const [settled, setSettled] = useState(false);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(true), 2_000);
+    return () => clearTimeout(timer);
+  }, []);
   const firing = useQuery({
     queryKey: ['alerts', 'firing, for the navigation'],
     queryFn: ({ signal }) => fetchJson<{ alerts: AlertView[] }>(`/api/v1/alerts?state=firing&limit=${COUNT_LIMIT}`, signal),
-    enabled,
+    enabled: enabled && settled,
     refetchInterval: 30_000,
     staleTime: 0,
   });
