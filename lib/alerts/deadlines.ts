@@ -5,16 +5,15 @@
 // backend gets round to expiring the key. One timer for the earliest deadline, over a heap.
 import { TIMING_SLACK_MS, type TrackedLease } from '../domain/tracked-lease';
 import type { Clock } from '../time/clock';
+import { DueQueue } from '../time/due-queue';
 
 /** After a targeted read still showed the lease held, it is read again this much later, a few times. */
 const RECHECK_MS = [20, 40, 80, 160, 320];
 
-type Entry = { at: number; key: string };
-
 export class DeadlineTimers {
-  /** The deadline armed per key; heap entries that no longer match are skipped. */
-  private readonly armed = new Map<string, { at: number; deadline: number; checks: number }>();
-  private heap: Entry[] = [];
+  /** The deadline armed per key, and how many re-checks it has had; when each is due is in `queue`. */
+  private readonly armed = new Map<string, { deadline: number; checks: number }>();
+  private readonly queue = new DueQueue<string>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   private timerAt = Infinity;
   private stopped = false;
@@ -29,6 +28,7 @@ export class DeadlineTimers {
   track(lease: TrackedLease): void {
     if (lease.state !== 'held' || lease.stale || lease.expiresAtMono === null) {
       this.armed.delete(lease.key);
+      this.queue.delete(lease.key);
       return;
     }
     const at = lease.expiresAtMono + lease.expiryUncertaintyMs + TIMING_SLACK_MS + 1;
@@ -43,7 +43,7 @@ export class DeadlineTimers {
   /** Every deadline disarmed (the source is down: nothing is judged until it answers again). */
   clear(): void {
     this.armed.clear();
-    this.heap = [];
+    this.queue.clear();
     this.reschedule();
   }
 
@@ -57,19 +57,16 @@ export class DeadlineTimers {
   }
 
   private arm(key: string, at: number, deadline: number, checks: number) {
-    this.armed.set(key, { at, deadline, checks });
-    push(this.heap, { at, key });
+    this.armed.set(key, { deadline, checks });
+    this.queue.set(key, at);
     if (at < this.timerAt) this.reschedule();
   }
 
   private reschedule() {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.timerAt = Infinity;
-    // Skip entries that were re-armed or disarmed since they were pushed.
-    while (this.heap.length > 0 && this.armed.get(this.heap[0]!.key)?.at !== this.heap[0]!.at) pop(this.heap);
-    if (this.stopped || this.heap.length === 0) return;
-    this.timerAt = this.heap[0]!.at;
+    this.timerAt = this.stopped ? Infinity : this.queue.nextAt();
+    if (this.timerAt === Infinity) return;
     this.timer = setTimeout(() => this.fire(), Math.max(0, this.timerAt - this.clock.mono()));
     this.timer.unref?.();
   }
@@ -78,52 +75,17 @@ export class DeadlineTimers {
     this.timer = null;
     this.timerAt = Infinity;
     const now = this.clock.mono();
-    const due: string[] = [];
-    while (this.heap.length > 0 && this.heap[0]!.at <= now) {
-      const { at, key } = pop(this.heap)!;
-      const armed = this.armed.get(key);
-      if (armed?.at !== at) continue;
-      due.push(key);
+    const due = this.queue.takeDue(now);
+    for (const key of due) {
+      const armed = this.armed.get(key)!;
       // Read again a little later if this read still shows it held with this deadline
       // (track() replaces this when the lease changes); then the polls take over.
       if (armed.checks < RECHECK_MS.length) {
-        const next = now + RECHECK_MS[armed.checks]!;
-        this.armed.set(key, { at: next, deadline: armed.deadline, checks: armed.checks + 1 });
-        push(this.heap, { at: next, key });
+        this.armed.set(key, { deadline: armed.deadline, checks: armed.checks + 1 });
+        this.queue.set(key, now + RECHECK_MS[armed.checks]!);
       } else this.armed.delete(key);
     }
     if (due.length > 0) this.onDue(due);
     this.reschedule();
   }
-}
-
-function push(heap: Entry[], entry: Entry) {
-  heap.push(entry);
-  let i = heap.length - 1;
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    if (heap[parent]!.at <= heap[i]!.at) break;
-    [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
-    i = parent;
-  }
-}
-
-function pop(heap: Entry[]): Entry | undefined {
-  const top = heap[0];
-  const last = heap.pop();
-  if (heap.length > 0 && last) {
-    heap[0] = last;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let min = i;
-      if (l < heap.length && heap[l]!.at < heap[min]!.at) min = l;
-      if (r < heap.length && heap[r]!.at < heap[min]!.at) min = r;
-      if (min === i) break;
-      [heap[min], heap[i]] = [heap[i]!, heap[min]!];
-      i = min;
-    }
-  }
-  return top;
 }
