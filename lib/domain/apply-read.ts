@@ -68,8 +68,8 @@ export function isUnchanged(prev: TrackedLease, o: Observation, read: ReadContex
     if (o.remainingMs === null) return prev.expiresAtMono === null && (o.ttlMs === null || o.ttlMs === prev.ttlMs);
     if (prev.expiresAtMono === null) return false;
     if (o.ttlMs !== null ? o.ttlMs !== prev.ttlMs : o.remainingMs > (prev.ttlMs ?? 0)) return false;
-    const uncertainty = (o.precisionMs ?? 0) + Math.max(0, (read.finishedMono ?? read.startedMono) - read.startedMono);
-    return read.startedMono + o.remainingMs <= prev.expiresAtMono + uncertainty + prev.expiryUncertaintyMs + TIMING_SLACK_MS;
+    // Not renewed (transition.ts, classifyStillHeld): the expiry did not pass the last estimate's latest.
+    return read.startedMono + o.remainingMs <= prev.expiresAtMono + prev.expiryUncertaintyMs + TIMING_SLACK_MS;
   }
   // Not held before, not held now, nothing new about who last held it.
   if (prev.state === 'held') return false;

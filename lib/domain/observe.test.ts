@@ -70,6 +70,19 @@ describe('diffLease', () => {
     expect(renewals).toEqual([]);
   });
 
+  it('whole-second TTLs (etcd): a renewal that moved the expiry by less than two readings\' precision is still a renewal, and the estimate follows it', () => {
+    // Expiry in [9 s, 10 s) at 0; kept alive at 1 s (TTL 10 s): 9.8 s left at 1.2 s reads as 9.
+    // The new earliest (10.2 s) is past the old latest (10 s): only a renewal moves it there.
+    const coarse = (remaining: number) => held('w1', 7, remaining, { precisionMs: 1_000, ttlMs: 10_000 });
+    const { renewals, lease } = replay([
+      [0, coarse(9_000)],
+      [1_200, coarse(9_000)],
+    ]);
+    expect(renewals).toHaveLength(1);
+    expect(renewals[0]!.marginMs).toBeGreaterThan(8_000);
+    expect(lease.expiresAtMono).toBe(10_200);
+  });
+
   it.each([
     { name: 'gone before its expiry: released', goneAt: 5_000, expected: 'released', state: 'free' },
     { name: 'gone after its expiry: expired (a missed renewal)', goneAt: 31_000, expected: 'expired', state: 'expired' },

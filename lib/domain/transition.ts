@@ -107,9 +107,12 @@ function classifyStillHeld(prev: TrackedLease, o: Held, j: Judgement): Transitio
     o.token > prev.token &&
     prev.expiresAtMono <= (o.ttlMs == null || expiryOf(o, j) === null ? prev.observedAtMono : grantTimeOf(o, j, prev.observedAtMono)) + j.slack;
   if (o.holder === prev.holder && (o.token === prev.token || (!j.afterGap && !wasQueued && !reacquired))) {
-    // 2. Same grant: renewed when its expiry moved forward by more than the reading's precision.
+    // 2. Same grant: renewed when its expiry moved forward beyond what the last estimate allowed.
+    //    Both estimates are the earliest the expiry can be, and an expiry only moves forward
+    //    unless renewed, so the new one can pass the old one's latest (its own uncertainty)
+    //    only by a renewal; this reading's own uncertainty does not widen that.
     const expiry = expiryOf(o, j);
-    if (expiry !== null && prev.expiresAtMono !== null && expiry > prev.expiresAtMono + j.slack) return { type: 'renewed', renewedMono: grantTimeOf(o, j, prev.observedAtMono) };
+    if (expiry !== null && prev.expiresAtMono !== null && expiry > prev.expiresAtMono + prev.expiryUncertaintyMs + TIMING_SLACK_MS) return { type: 'renewed', renewedMono: grantTimeOf(o, j, prev.observedAtMono) };
     return { type: 'same_grant' };
   }
   // 3. Another grant, not watched between: what happened is not known.
