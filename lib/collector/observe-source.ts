@@ -136,7 +136,7 @@ class SourceObserver {
   }
 
   async run(): Promise<void> {
-    const watching = this.source.watch?.(this.lanes.hint, this.signal);
+    const watching = this.source.watch?.(this.lanes.hint, this.signal, { expiries: this.deadlines !== null });
     const stopDeadlines = () => this.deadlines?.stop();
     this.signal.addEventListener('abort', stopDeadlines, { once: true });
     try {

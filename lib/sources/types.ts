@@ -62,7 +62,9 @@ export interface LeaseSource {
   /**
    * Pushes change hints until `signal` aborts; resolves then. Absent, or resolving early,
    * means polling only. Never throws: losing the stream only delays what polling will see.
+   * `expiries`: also name each lease as soon as it is known to have run out, where the backend
+   * itself is slow to show it (etcd; the collector asks for it with its deadline timers).
    */
-  watch?(onHint: (hint: ChangeHint) => void, signal: AbortSignal): Promise<void>;
+  watch?(onHint: (hint: ChangeHint) => void, signal: AbortSignal, options?: { expiries?: boolean }): Promise<void>;
   close(): Promise<void>;
 }

@@ -91,3 +91,60 @@ describe('push', () => {
     await expect.poll(() => hints.find((h) => h.gap), { timeout: 20_000 }).toMatchObject({ full: true, gap: true, reason: 'the etcd watch fell behind a compaction' });
   }, 40_000);
 });
+
+// etcd deletes an expired lease's keys only when its lessor revokes it (every 500 ms), and
+// reports TTLs in whole seconds; the source proves the expiry from two readings instead
+// (lib/sources/etcd/ttl-proof.ts) and names the lease in a hint. Never before the lease ran out.
+describe('etcd expiry proof', () => {
+  const etcdSource = (prefix: string) => createSource({ name: 'e', backend: 'etcd', endpoints: services.etcdEndpoints, prefixes: [prefix] }, 1_000);
+
+  async function leaseWithKey(etcd: Etcd3, key: string) {
+    const lease = etcd.lease(3, { autoKeepAlive: false });
+    await lease.put(key).value('holder-x');
+    return lease;
+  }
+
+  it('a lease left to run out is named in a hint no earlier than its expiry, and read again it is not held', async () => {
+    const prefix = `proof${unique()}/`;
+    const etcd = new Etcd3({ hosts: services.etcdEndpoints });
+    cleanups.push(() => etcd.close());
+    const source = etcdSource(prefix);
+    const { hints } = watch(source);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // watching
+    const lease = await leaseWithKey(etcd, `${prefix}single`);
+    const before = await source.snapshot(AbortSignal.timeout(5_000)); // its TTL read: the proof reads are scheduled
+    expect(before.observations[0]).toMatchObject({ key: `${prefix}single`, holder: 'holder-x' });
+    const sent = performance.now();
+    await lease.keepaliveOnce(); // the last renewal: it runs out 3 s after this reached etcd, not before
+    const proven = await expect
+      .poll(() => hints.find((h) => h.at > sent + 100 && h.keys?.includes(`${prefix}single`)), { timeout: 8_000, interval: 20 })
+      .toBeDefined()
+      .then(() => hints.find((h) => h.at > sent + 100 && h.keys?.includes(`${prefix}single`))!);
+    expect(proven.at).toBeGreaterThanOrEqual(sent + 3_000);
+    const { observations } = await source.readKeys!([`${prefix}single`], AbortSignal.timeout(5_000));
+    // Proven run out (remaining 0) or already revoked (gone): either way not held.
+    expect(observations.every((o) => o.remainingMs === 0)).toBe(true);
+  }, 20_000);
+
+  it('a lease renewed late but in time, again and again, is never named as run out', async () => {
+    const prefix = `proof${unique()}/`;
+    const etcd = new Etcd3({ hosts: services.etcdEndpoints });
+    cleanups.push(() => etcd.close());
+    const source = etcdSource(prefix);
+    const { hints } = watch(source);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const lease = await leaseWithKey(etcd, `${prefix}late`);
+    await source.snapshot(AbortSignal.timeout(5_000));
+    const start = performance.now();
+    // Each keepalive 2.5 s after the last: its reading is 0 for half a second every time, so
+    // proofs are started and must be broken off by the renewal.
+    for (let i = 0; i < 4; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await lease.keepaliveOnce();
+    }
+    expect(hints.filter((h) => h.at > start && h.keys?.includes(`${prefix}late`))).toEqual([]);
+    const { observations } = await source.readKeys!([`${prefix}late`], AbortSignal.timeout(5_000));
+    expect(observations[0]).toMatchObject({ holder: 'holder-x' });
+    expect(observations[0]!.remainingMs).toBeGreaterThan(0);
+  }, 30_000);
+});

@@ -1,12 +1,14 @@
 // etcd source: elections, mutexes and single keys with a lease, under configured prefixes,
 // plus the cluster's own status (leader member, Raft term and index, members). This file holds
 // the source itself (a full read, a poll, a targeted read); the parts are client.ts, read.ts,
-// ttl.ts, observe.ts (the key layouts), watch.ts and cluster.ts, sharing state.ts.
+// ttl.ts, ttl-proof.ts and expiry-proof.ts (expiries proven as they happen), observe.ts (the key
+// layouts), watch.ts and cluster.ts, sharing state.ts.
 import type { EtcdSourceConfig } from '../../config';
 import { exactOf } from '../exact';
 import { SourceUnavailableError } from '../errors';
 import { RECONCILE_EVERY_MS, type ChangeHint, type LeaseSource, type PollResult, type SourceSnapshot } from '../types';
 import { etcdProblem } from './client';
+import { proveExpiries } from './expiry-proof';
 import { clusterStatus } from './cluster';
 import { observeAll } from './observe';
 import { fetchValues, keysUnder, learnValue, rangePrefix } from './read';
@@ -100,8 +102,9 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
       return readLeaseKeys(state, keys, signal);
     },
 
-    async watch(onHint: (hint: ChangeHint) => void, signal: AbortSignal) {
-      return watchChanges(state, onHint, signal);
+    async watch(onHint: (hint: ChangeHint) => void, signal: AbortSignal, options?: { expiries?: boolean }) {
+      // The watch sees keys come and go; expiries are proven as they happen beside it.
+      await Promise.all([watchChanges(state, onHint, signal), options?.expiries === false ? undefined : proveExpiries(state, onHint, signal)]);
     },
 
     async close() {

@@ -6,6 +6,7 @@ import type { Observation } from '../../domain/observe';
 import { exactOf } from '../exact';
 import { learnValue, remembered, type ValueMemo } from './read';
 import type { EtcdState } from './state';
+import { scheduleProofRead } from './expiry-proof';
 import { leaseTtls, type TtlEstimate } from './ttl';
 
 // A key whose last path segment is its own lease id is a candidate in the election or mutex
@@ -78,7 +79,7 @@ function observeElection(values: ValueMemo, name: string, ordered: IKeyValue[], 
     token: BigInt(leader.create_revision),
     ttlMs: ttl?.ttlMs ?? null,
     // null: its TTL has not been read yet (the key exists, so it is held); 0: the lease was
-    // found gone when it was read.
+    // found gone when it was read, or proven to have run out (ttl-proof.ts).
     remainingMs: ttl === undefined ? null : ttl ? ttl.remainingMs : 0,
     precisionMs: 1_000,
     candidates: ordered.slice(1).map((kv) => ({ holder: holderOf(kv), token: BigInt(kv.create_revision) })),
@@ -116,9 +117,15 @@ export async function observeAll(state: EtcdState, kvs: IKeyValue[], forget: boo
   const ordered = [...elections].map(([name, candidates]) => [name, leaderOf(candidates)] as const);
   const leases = [...ordered.map(([, c]) => String(c[0]!.lease)), ...singles.map((kv) => String(kv.lease))];
   const readNow = new Set<string>();
-  const ttls = await leaseTtls(state.client, ttlReadings, leases, pollMs, readNow);
+  const ttls = await leaseTtls(state.client, ttlReadings, leases, pollMs, readNow, (id, reading) => scheduleProofRead(state, id, reading));
   // After a full read, readings of leases no longer seen are dropped.
-  if (forget) for (const id of [...ttlReadings.keys()]) if (!ttls.has(id)) ttlReadings.delete(id);
+  if (forget) {
+    for (const id of [...ttlReadings.keys()]) {
+      if (ttls.has(id)) continue;
+      ttlReadings.delete(id);
+      state.proofReads.delete(id);
+    }
+  }
   const wanted = (lease: string) => !onlyRead || readNow.has(lease);
   return [
     ...ordered.filter(([, c]) => wanted(String(c[0]!.lease))).map(([name, candidates]) => observeElection(values, name, candidates, ttls.get(String(candidates[0]!.lease)))),

@@ -2,6 +2,7 @@
 // revision the watch resumes from, values and TTLs already read, and the mirror of the keys.
 import type { Etcd3, IKeyValue } from 'etcd3';
 import type { EtcdSourceConfig } from '../../config';
+import { DueQueue } from '../../time/due-queue';
 import { createEtcdClient, targetOf } from './client';
 import type { ValueMemo } from './read';
 import type { TtlReading } from './ttl';
@@ -22,6 +23,9 @@ export type EtcdState = {
   watchLive: boolean;
   watchLiveSince: number;
   lastFullAt: number;
+  /** Lease ids to read again to prove an expiry (expiry-proof.ts), while that loop runs. */
+  readonly proofReads: DueQueue<string>;
+  proofLoop: { wake: (at: number) => void } | null;
 };
 
 export function createEtcdState(config: EtcdSourceConfig, defaultPollMs: number): EtcdState {
@@ -37,6 +41,8 @@ export function createEtcdState(config: EtcdSourceConfig, defaultPollMs: number)
     watchLive: false,
     watchLiveSince: Infinity,
     lastFullAt: -Infinity,
+    proofReads: new DueQueue(),
+    proofLoop: null,
   };
 }
 

@@ -1,6 +1,7 @@
 // Lease TTLs: which are due to be read in a poll (within a budget), reading them a batch at a
 // time, and each wanted lease's remaining time carried forward from its last reading.
 import type { Etcd3 } from 'etcd3';
+import { nextReading, type TtlReading } from './ttl-proof';
 
 /**
  * etcd has no call that returns many leases' TTLs at once, so each costs an RPC. A lease's
@@ -14,14 +15,19 @@ import type { Etcd3 } from 'etcd3';
 const TTL_READS_PER_POLL = 1_000;
 const TTL_READ_CONCURRENCY = 32;
 
-export type TtlReading = { remainingMs: number; ttlMs: number; readAt: number } | null;
-/** A lease's current estimate; null: found gone at its last reading. */
-export type TtlEstimate = { remainingMs: number; ttlMs: number } | null;
+export type { TtlReading } from './ttl-proof';
+/** A lease's current estimate; null: found gone at its last reading, or proven to have run out (ttl-proof.ts). */
+export type TtlEstimate = { remainingMs: number | null; ttlMs: number } | null;
 
-async function readTtl(client: Etcd3, leaseId: string): Promise<TtlReading> {
+/** Reads one lease's TTL and records what it shows with what was read of it before; `onRead` hears the new picture. */
+export async function readTtl(client: Etcd3, ttlReadings: Map<string, TtlReading>, leaseId: string, onRead?: (leaseId: string, reading: TtlReading) => void): Promise<TtlReading> {
+  const startedAt = performance.now();
   const { TTL, grantedTTL } = await client.leaseClient.leaseTimeToLive({ ID: leaseId });
   // Negative: expired or revoked between the two reads.
-  return Number(TTL) < 0 ? null : { remainingMs: Number(TTL) * 1000, ttlMs: Number(grantedTTL) * 1000, readAt: performance.now() };
+  const reading = nextReading(ttlReadings.get(leaseId), Number(TTL), Number(grantedTTL) * 1000, startedAt, performance.now());
+  ttlReadings.set(leaseId, reading);
+  onRead?.(leaseId, reading);
+  return reading;
 }
 
 /** Reads the TTLs that are due (within this poll's budget), and returns every wanted lease's current estimate. */
@@ -31,12 +37,14 @@ export async function leaseTtls(
   wanted: string[],
   pollMs: number,
   readNow?: Set<string>,
+  onRead?: (leaseId: string, reading: TtlReading) => void,
 ): Promise<Map<string, TtlEstimate>> {
   const unique = [...new Set(wanted)];
   const now = performance.now();
   const due = (id: string) => {
     const reading = ttlReadings.get(id);
     if (!reading) return true; // never read, or gone at its last reading
+    if (reading.ranOutBy !== null) return false; // proven run out: it stays so
     const age = now - reading.readAt;
     return age >= Math.max(pollMs, reading.ttlMs / 4) || reading.remainingMs - age < 2 * pollMs;
   };
@@ -48,11 +56,8 @@ export async function leaseTtls(
     .map((entry) => entry.id);
   for (let i = 0; i < order.length; i += TTL_READ_CONCURRENCY) {
     const batch = order.slice(i, i + TTL_READ_CONCURRENCY);
-    const readings = await Promise.all(batch.map((id) => readTtl(client, id)));
-    batch.forEach((id, index) => {
-      ttlReadings.set(id, readings[index]!);
-      readNow?.add(id);
-    });
+    await Promise.all(batch.map((id) => readTtl(client, ttlReadings, id, onRead)));
+    for (const id of batch) readNow?.add(id);
   }
   const after = performance.now();
   const result = new Map<string, TtlEstimate>();
@@ -61,9 +66,15 @@ export async function leaseTtls(
     const reading = ttlReadings.get(id);
     // etcd reports whole seconds, rounded down: "0" means less than a second is left, or that
     // the lease ran out less than a second ago and etcd's lessor (which looks every 500 ms)
-    // has not revoked it yet; no reading tells the two apart. The key still exists, so it
-    // counts as held: its deletion, when etcd revokes the lease, settles it.
-    result.set(id, reading ? { remainingMs: Math.max(1, Math.round(reading.remainingMs - (after - reading.readAt))), ttlMs: reading.ttlMs } : null);
+    // has not revoked it yet; one reading does not tell the two apart. Until two readings
+    // prove it ran out (ttl-proof.ts) or etcd revokes it, it counts as held.
+    // While a reading says at least some time is left it gives the earliest expiry; once that
+    // has passed (a 0, or a reading carried forward beyond it) it says nothing more of it:
+    // "null" keeps the last estimate (clamping to "1 ms left" would move the expiry forward
+    // with the clock, and that looks like a renewal).
+    const held = reading && reading.ranOutBy === null;
+    const left = held ? Math.round(reading.remainingMs - (after - reading.readAt)) : 0;
+    result.set(id, held ? { remainingMs: left > 0 ? left : null, ttlMs: reading.ttlMs } : null);
   }
   return result;
 }

@@ -14,7 +14,7 @@ import { remember, type EtcdState } from './state';
 type RoundEnd = 'aborted' | 'compacted' | 'canceled' | 'failed';
 
 // Each event names a key; the lease it belongs to is what gets re-read.
-function leaseKeysOf(kv: IKeyValue): string[] {
+export function leaseKeysOf(kv: IKeyValue): string[] {
   const key = kv.key.toString('latin1');
   const lease = String(kv.lease ?? '0');
   const slash = key.lastIndexOf('/');

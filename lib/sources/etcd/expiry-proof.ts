@@ -1,0 +1,93 @@
+// Proving expiries as they happen: etcd deletes a lease's keys only when its lessor gets round
+// to revoking it (every 500 ms), and a TTL reading counts whole seconds, so neither the watch
+// nor the polls see a missed renewal until up to a second after it. While the watch runs, this
+// loop reads the TTL of each lease nearing its end at the moments that prove it ran out
+// (ttl-proof.ts): every STEP_MS from the earliest moment its reading can step from 1 to 0, and
+// once more a second after that step. A lease proven run out is named in a hint at once: the
+// collector reads it again and finds it expired (its estimate says so), typically within
+// STEP_MS and two round trips of its expiry. Leases that are renewed in time are read by
+// it only when a renewal is late; with a granted TTL under 3 s nothing can be proven and
+// etcd's revocation settles it, as before.
+import type { ChangeHint } from '../types';
+import type { EtcdState } from './state';
+import { readTtl } from './ttl';
+import { nextProofReadAt, type TtlReading } from './ttl-proof';
+import { leaseKeysOf } from './watch';
+
+/** How often a lease is read while its reading may step from 1 to 0. */
+const STEP_MS = 20;
+/** Leases read per round (their end windows overlap only when many run out together). */
+const READS_PER_ROUND = 256;
+const READ_CONCURRENCY = 32;
+/** After a failed round, its leases wait this long (the source's own reads report the failure). */
+const RETRY_MS = 500;
+
+/** Puts a lease's next proof read in the queue (or takes it out), after any reading of its TTL. */
+export function scheduleProofRead(state: EtcdState, leaseId: string, reading: TtlReading): void {
+  if (!state.proofLoop) return;
+  const at = nextProofReadAt(reading, STEP_MS);
+  if (at === null) state.proofReads.delete(leaseId);
+  else {
+    state.proofReads.set(leaseId, at);
+    state.proofLoop.wake(at);
+  }
+}
+
+/** The lease keys (single keys, or elections) held by these leases, as the mirror knows them. */
+function keysOfLeases(state: EtcdState, leaseIds: Set<string>): string[] {
+  const keys = new Set<string>();
+  for (const kv of state.mirror.values()) if (leaseIds.has(String(kv.lease))) for (const key of leaseKeysOf(kv)) keys.add(key);
+  return [...keys];
+}
+
+/** Runs until the signal aborts, naming each lease proven run out in a hint. */
+export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint) => void, signal: AbortSignal): Promise<void> {
+  const { client, ttlReadings, proofReads } = state;
+  let wakeAt = Infinity;
+  let wake: (() => void) | null = null;
+  state.proofLoop = {
+    wake: (at) => {
+      if (at < wakeAt) wake?.();
+    },
+  };
+  try {
+    while (!signal.aborted) {
+      wakeAt = proofReads.nextAt();
+      const waitMs = Math.min(Math.max(0, wakeAt - performance.now()), 60_000);
+      if (waitMs > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, waitMs);
+          function done() {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', done);
+            wake = null;
+            resolve();
+          }
+          wake = done;
+          signal.addEventListener('abort', done, { once: true });
+        });
+        continue;
+      }
+      wakeAt = Infinity;
+      const due = proofReads.takeDue(performance.now(), READS_PER_ROUND);
+      const ranOut = new Set<string>();
+      for (let i = 0; i < due.length && !signal.aborted; i += READ_CONCURRENCY) {
+        const batch = due.slice(i, i + READ_CONCURRENCY);
+        try {
+          const readings = await Promise.all(batch.map((id) => readTtl(client, ttlReadings, id, (leaseId, reading) => scheduleProofRead(state, leaseId, reading))));
+          batch.forEach((id, index) => {
+            if (readings[index]?.ranOutBy != null) ranOut.add(id);
+          });
+        } catch {
+          // etcd did not answer: these leases are read again a little later; the source's polls
+          // say it is down if it stays so, and then nothing of it is judged.
+          for (const id of batch) if (!proofReads.has(id)) proofReads.set(id, performance.now() + RETRY_MS);
+        }
+      }
+      if (ranOut.size > 0) onHint({ keys: keysOfLeases(state, ranOut) });
+    }
+  } finally {
+    state.proofLoop = null;
+    proofReads.clear();
+  }
+}
