@@ -67,7 +67,7 @@ export function AlertsView({ data, manage, cursor, formats }: { data: AlertsPage
             </p>
           </EmptyState>
         ) : (
-          <FiringList firing={data.firing} capped={data.firingCapped} />
+          <FiringList firing={data.firing} capped={data.firingCapped} deliveries={data.deliveries} />
         )}
       </Section>
 
@@ -75,7 +75,7 @@ export function AlertsView({ data, manage, cursor, formats }: { data: AlertsPage
         {data.history.length === 0 ? (
           <p className="muted">{cursor ? 'No older alerts.' : 'Nothing has resolved yet.'}</p>
         ) : (
-          <HistoryTable history={data.history} older={data.olderCursor ? `?cursor=${data.olderCursor}#history` : null} newest={cursor ? '?#history' : null} />
+          <HistoryTable history={data.history} older={data.olderCursor ? `?cursor=${data.olderCursor}#history` : null} newest={cursor ? '?#history' : null} deliveries={data.deliveries} />
         )}
       </Section>
 

@@ -6,18 +6,16 @@
 import { useState } from 'react';
 import type { DeliveryView } from '@/lib/db/deliveries';
 import type { EndpointRow } from '@/lib/queries/alerts';
-import { Badge, type BadgeTone } from '../ui/badge';
+import { Badge } from '../ui/badge';
 import { useNow } from '../live/now';
 import { absolute, When } from '../when';
 import styles from './alerts.module.css';
 import { Breakable } from './breakable';
 import { CardTable } from './card-table';
 import { SaidLine, useAction } from './use-action';
-import { humanMs, isRuleType, shown, typeWords } from './words';
+import { DELIVERY_TONE, humanMs, isRuleType, shown, typeWords } from './words';
 
 type TestOutcome = { outcome: string; status: number | null; latencyMs: number | null; error: string | null };
-
-const STATUS_TONE: Record<string, BadgeTone> = { delivered: 'ok', pending: 'warn', dead: 'bad' };
 
 function testWords(test: TestOutcome): string {
   const parts = [test.outcome, test.status !== null ? `status ${test.status}` : 'no answer', test.latencyMs !== null ? humanMs(test.latencyMs) : null, test.error ? shown(test.error, 300) : null];
@@ -53,7 +51,7 @@ function DeliveryLog({ endpoint, replay, busy }: { endpoint: EndpointRow; replay
           className: styles.nowrap,
           cell: (delivery) => (
             <span className={`${styles.controls} ${styles.inline}`}>
-              <Badge tone={STATUS_TONE[delivery.status] ?? 'muted'}>{delivery.status}</Badge>
+              <Badge tone={DELIVERY_TONE[delivery.status] ?? 'muted'}>{delivery.status}</Badge>
               {delivery.status === 'dead' ? (
                 <button className="button subtle" type="button" disabled={busy} onClick={() => replay(delivery)} aria-label={`Replay delivery ${delivery.id}`}>
                   Replay

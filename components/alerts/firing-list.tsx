@@ -1,10 +1,11 @@
 // Firing now: one card per alert, the most severe first. Severity in the card's colour and in
 // words; the lease (a link to its page) or the source; what happened; the holder, token,
 // margin and gap when the alert has them; since when (relative, the absolute time on hover)
-// and how often it was seen again.
-import type { FiringAlert } from '@/lib/queries/alerts';
+// and how often it was seen again; for admins, its deliveries.
+import type { AlertDeliveries, FiringAlert } from '@/lib/queries/alerts';
 import { Badge } from '../ui/badge';
 import { When } from '../when';
+import { AlertDeliveriesLine } from './alert-deliveries';
 import styles from './alerts.module.css';
 import { Subject } from './history-table';
 import { humanMs, SEVERITY_TONE, shown, typeWords } from './words';
@@ -34,7 +35,7 @@ function Facts({ alert }: { alert: FiringAlert }) {
   );
 }
 
-export function FiringList({ firing, capped }: { firing: FiringAlert[]; capped: boolean }) {
+export function FiringList({ firing, capped, deliveries }: { firing: FiringAlert[]; capped: boolean; deliveries: Record<string, AlertDeliveries> | null }) {
   return (
     <>
       <ol className={styles.alertList} aria-label="Firing alerts">
@@ -59,6 +60,7 @@ export function FiringList({ firing, capped }: { firing: FiringAlert[]; capped: 
             </p>
             <p className={styles.summary}>{shown(alert.summary, 400)}</p>
             <Facts alert={alert} />
+            {deliveries ? <AlertDeliveriesLine entry={deliveries[alert.id]} silenced={alert.silenced} /> : null}
           </li>
         ))}
       </ol>

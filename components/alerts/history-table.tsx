@@ -1,9 +1,12 @@
-// History: resolved alerts, newest first, a page at a time ("Older" carries the cursor).
+// History: resolved alerts, newest first, a page at a time ("Older" carries the cursor); for
+// admins, each one's deliveries.
 import Link from 'next/link';
 import type { AlertView } from '@/lib/domain/alert-types';
+import type { AlertDeliveries } from '@/lib/queries/alerts';
 import { leaseIdPath } from '@/lib/domain/lease-id';
 import { Badge } from '../ui/badge';
 import { When } from '../when';
+import { AlertDeliveriesLine } from './alert-deliveries';
 import styles from './alerts.module.css';
 import { Breakable } from './breakable';
 import { CardTable } from './card-table';
@@ -25,7 +28,7 @@ export function Subject({ alert }: { alert: Pick<AlertView, 'leaseId' | 'source'
   );
 }
 
-export function HistoryTable({ history, older, newest }: { history: AlertView[]; older: string | null; newest: string | null }) {
+export function HistoryTable({ history, older, newest, deliveries }: { history: AlertView[]; older: string | null; newest: string | null; deliveries: Record<string, AlertDeliveries> | null }) {
   return (
     <>
       <CardTable
@@ -41,6 +44,7 @@ export function HistoryTable({ history, older, newest }: { history: AlertView[];
           { header: 'Lease or source', cell: (alert) => <Subject alert={alert} /> },
           { header: 'What happened', cell: (alert) => <span className={styles.cellSummary}>{shown(alert.summary, 300)}</span> },
           { header: 'Seen', className: styles.nowrap, cell: (alert) => (alert.occurrences === 1 ? 'once' : `${alert.occurrences.toLocaleString('en')} times`) },
+          ...(deliveries ? [{ header: 'Deliveries', cell: (alert: AlertView) => <AlertDeliveriesLine entry={deliveries[alert.id]} silenced={false} /> }] : []),
         ]}
       />
       {older !== null || newest !== null ? (

@@ -76,3 +76,6 @@ export function scopeWords(scope: string): string {
   if (scope.startsWith('lease:')) return `leases ${shown(scope.slice(6), 120)}`;
   return shown(scope, 120);
 }
+
+/** A delivery's status as a badge tone. */
+export const DELIVERY_TONE: Record<string, BadgeTone> = { delivered: 'ok', pending: 'warn', dead: 'bad' };

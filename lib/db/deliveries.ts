@@ -199,6 +199,43 @@ export async function listDeliveries(store: Store, filter: { webhookId?: string;
   return rows.map((row) => deliveryView(row as unknown as DeliveryRow));
 }
 
+/** One delivery of an alert, with the name of the endpoint it went to. */
+export type AlertDelivery = Omit<DeliveryView, 'messageId' | 'alertId' | 'summary'> & { webhookName: string };
+
+/** Deliveries shown per alert on /alerts, the newest first. */
+export const DELIVERIES_PER_ALERT = 10;
+
+type AlertDeliveryRow = Omit<DeliveryRow, 'messageId' | 'payload'> & { webhookName: string | null; total: string | number };
+
+/**
+ * Each alert's deliveries (the newest DELIVERIES_PER_ALERT, without their payloads) and how
+ * many it has in all, by alert id, in one query.
+ */
+export async function deliveriesOfAlerts(store: Store, alertIds: readonly string[]): Promise<Map<string, { deliveries: AlertDelivery[]; total: number }>> {
+  const ids = alertIds.filter((id) => /^\d{1,19}$/.test(id));
+  const result = new Map<string, { deliveries: AlertDelivery[]; total: number }>();
+  if (ids.length === 0) return result;
+  const rows = await store.withSql((sql) =>
+    sql.query<AlertDeliveryRow>(
+      `SELECT d.id, d."webhookId", w.name AS "webhookName", d."alertId", d.event, d.status, d.attempts, d."nextAttemptAt", d."lastStatusCode", d."lastError", d."lastLatencyMs", d."createdAt", d."deliveredAt", d.total
+         FROM (SELECT *, row_number() OVER (PARTITION BY "alertId" ORDER BY id DESC) AS n, count(*) OVER (PARTITION BY "alertId") AS total
+                 FROM "WebhookDelivery" WHERE "alertId" = ANY($1::bigint[])) d
+         LEFT JOIN "Webhook" w ON w.id = d."webhookId"
+        WHERE d.n <= $2
+        ORDER BY d."alertId", d.id DESC`,
+      [ids, DELIVERIES_PER_ALERT],
+    ),
+  );
+  for (const row of rows) {
+    const alertId = String(row.alertId);
+    const { messageId: _m, alertId: _a, summary: _s, ...view } = deliveryView({ ...row, messageId: '', payload: null, createdAt: new Date(row.createdAt), nextAttemptAt: row.nextAttemptAt && new Date(row.nextAttemptAt), deliveredAt: row.deliveredAt && new Date(row.deliveredAt) });
+    const entry = result.get(alertId) ?? { deliveries: [], total: Number(row.total) };
+    entry.deliveries.push({ ...view, webhookName: row.webhookName ?? '(deleted endpoint)' });
+    result.set(alertId, entry);
+  }
+  return result;
+}
+
 /** Puts an endpoint's dead deliveries (or one of them) back in the queue, due now, their attempts counted from zero; how many. */
 export async function replayDeadDeliveries(store: Store, webhookId: string, id: string | null): Promise<number> {
   if (id !== null && !/^\d{1,19}$/.test(id)) return 0;

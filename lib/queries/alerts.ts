@@ -1,12 +1,13 @@
 // The /alerts page's read model: what fires now (the most severe first), the resolved ones
 // newest first and paged by cursor, the rules and the silences, for every reader; for admins
-// also the webhook endpoints with their delivery counts and each one's last deliveries. Every
+// also the webhook endpoints with their delivery counts and each one's last deliveries, and each
+// shown alert's deliveries. Every
 // table is read through lib/db.
 import 'server-only';
 import type { Store } from '../db';
 import { listAlerts, silenceOf } from '../db/alerts';
 import { listRuleViews, type AlertRuleView } from '../db/alert-rules';
-import { deliveryCounts, listDeliveries, type DeliveryView } from '../db/deliveries';
+import { deliveriesOfAlerts, deliveryCounts, listDeliveries, type AlertDelivery, type DeliveryView } from '../db/deliveries';
 import { listSilences, type SilenceView } from '../db/silences';
 import { listWebhooks, type WebhookView } from '../db/webhooks';
 import type { AlertRuleType, AlertView } from '../domain/alert-types';
@@ -27,6 +28,9 @@ export function historyCursor(text: string | undefined): string | undefined {
   const id = BigInt(text);
   return id > 0n && id <= MAX_ID ? id.toString() : undefined;
 }
+
+/** An alert's deliveries (the newest few) and how many it has in all; shown to whoever may manage alerts. */
+export type AlertDeliveries = { deliveries: AlertDelivery[]; total: number };
 
 export type FiringAlert = AlertView & {
   /** A silence in force covers it now: it is recorded, not delivered. */
@@ -53,6 +57,8 @@ export type AlertsPageData = {
   silences: SilenceRow[];
   /** Null for whoever may not manage alerts: they see no endpoint. */
   endpoints: EndpointRow[] | null;
+  /** Each shown alert's deliveries by alert id; null for whoever may not manage alerts. */
+  deliveries: Record<string, AlertDeliveries> | null;
 };
 
 const SEVERITY_ORDER: Record<string, number> = { critical: 0, warning: 1, info: 2 };
@@ -92,6 +98,7 @@ export async function alertsPage(store: Store, options: { cursor?: string; manag
   ]);
   const { firing, capped } = await listFiringAlerts(store, silences, nowWall);
   const history = resolved.slice(0, HISTORY_PAGE);
+  const deliveries = options.manage ? Object.fromEntries(await deliveriesOfAlerts(store, [...firing, ...history].map((alert) => alert.id))) : null;
   return {
     firing,
     firingCapped: capped,
@@ -103,5 +110,6 @@ export async function alertsPage(store: Store, options: { cursor?: string; manag
       .map((silence) => ({ ...silence, state: silenceState(silence, nowWall) }))
       .sort((a, b) => STATE_ORDER[a.state] - STATE_ORDER[b.state] || (a.state === 'ended' ? -1 : 1) * (Date.parse(a.endsAt) - Date.parse(b.endsAt))),
     endpoints,
+    deliveries,
   };
 }

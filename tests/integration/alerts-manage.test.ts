@@ -13,6 +13,7 @@ import { DeliveryWorker } from '../../lib/alerts/worker';
 import { applyAlertWrites, listAlerts } from '../../lib/db/alerts';
 import { listDeliveries } from '../../lib/db/deliveries';
 import { openStore, type Store } from '../../lib/db/store';
+import { alertsPage } from '../../lib/queries/alerts';
 import { deleteWebhook, getWebhook, listWebhooks } from '../../lib/db/webhooks';
 import { AlertEvaluator, RULE_DEFAULTS } from '../../lib/domain/alert-rules';
 import { TEST_ALERTS } from '../support/collector';
@@ -145,6 +146,24 @@ describe('what the worker does with the answers', () => {
       expect(receiver.received).toHaveLength(0);
     },
   );
+
+  it("the alerts page shows each alert's deliveries (endpoint, status, answer) to admins, and none to others", async () => {
+    const good = await addWebhook(store, config, newWebhookBody.parse({ name: 'answers-200', url: receiver.url }));
+    await addWebhook(store, config, newWebhookBody.parse({ name: 'answers-500', url: `${receiver.url}/failing` }));
+    secret = good.secret;
+    receiver.failPath('/hook/failing', 500);
+    await raiseMissed('pg/leases/shown-deliveries');
+    await worker().deliverDue();
+    const page = await alertsPage(store, { manage: true });
+    const alert = page.firing.find((a) => a.leaseId === 'pg/leases/shown-deliveries')!;
+    const entry = page.deliveries![alert.id]!;
+    expect(entry.total).toBe(2);
+    expect(Object.fromEntries(entry.deliveries.map((d) => [d.webhookName, [d.status, d.lastStatusCode, d.event]]))).toEqual({
+      'answers-200': ['delivered', 200, 'alert.firing'],
+      'answers-500': ['pending', 500, 'alert.firing'],
+    });
+    expect((await alertsPage(store, { manage: false })).deliveries).toBeNull();
+  });
 
   it('a failed attempt is retried with its Retry-After as a floor, then delivered', async () => {
     const made = await addWebhook(store, config, newWebhookBody.parse({ name: 'busy', url: receiver.url }));

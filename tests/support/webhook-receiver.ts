@@ -12,6 +12,8 @@ export type Receiver = {
   received: Received[];
   /** Answer the next requests with these statuses (then 200). */
   failNext(...statuses: number[]): void;
+  /** Answer every request to this path with this status (the URL's path, e.g. "/hook/failing"). */
+  failPath(path: string, status: number): void;
   close(): Promise<void>;
 };
 
@@ -28,6 +30,7 @@ function readBody(request: IncomingMessage): Promise<string> {
 export async function startReceiver(secret: () => string | null): Promise<Receiver> {
   const received: Received[] = [];
   const failures: number[] = [];
+  const failingPaths = new Map<string, number>();
   const server: Server = createServer(async (request, response) => {
     const raw = await readBody(request);
     const headers = { 'webhook-id': String(request.headers['webhook-id'] ?? ''), 'webhook-timestamp': String(request.headers['webhook-timestamp'] ?? ''), 'webhook-signature': String(request.headers['webhook-signature'] ?? '') };
@@ -48,7 +51,7 @@ export async function startReceiver(secret: () => string | null): Promise<Receiv
       body = raw;
     }
     received.push({ id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], verified, error, body, path: request.url ?? '/', at: Date.now() });
-    const status = failures.shift() ?? 200;
+    const status = failingPaths.get(request.url ?? '/') ?? failures.shift() ?? 200;
     response.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'not now');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -57,6 +60,7 @@ export async function startReceiver(secret: () => string | null): Promise<Receiv
     url: `http://127.0.0.1:${port}/hook`,
     received,
     failNext: (...statuses) => failures.push(...statuses),
+    failPath: (path, status) => failingPaths.set(path, status),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
