@@ -1,19 +1,12 @@
-// A labelled table like components/ui/data-table.tsx, each cell carrying its column's name:
-// on a phone every row becomes a card of "name: value" lines (alerts.module.css .cards), so
-// nothing scrolls sideways; wider, it is a table that scrolls inside its frame if it must.
-import type { ReactNode } from 'react';
+// The alerts page's tables: components/ui/data-table.tsx whose rows become cards of
+// "name: value" lines on a phone (alerts.module.css .cards), so nothing scrolls sideways;
+// wider, a table that scrolls inside its frame if it must.
+import { DataTable, type Column } from '../ui/data-table';
 import styles from './alerts.module.css';
 
-export type CardColumn<Row> = { header: string; cell: (row: Row) => ReactNode; className?: string };
+export type CardColumn<Row> = Column<Row>;
 
-export function CardTable<Row>({
-  label,
-  columns,
-  rows,
-  rowKey,
-  rowProps,
-  className,
-}: {
+export function CardTable<Row>(props: {
   label: string;
   columns: CardColumn<Row>[];
   rows: Row[];
@@ -21,30 +14,5 @@ export function CardTable<Row>({
   rowProps?: (row: Row) => Record<`data-${string}`, string>;
   className?: string;
 }) {
-  return (
-    <div className="table-scroll">
-      <table className={`data ${styles.cards}${className ? ` ${className}` : ''}`} aria-label={label}>
-        <thead>
-          <tr>
-            {columns.map((column) => (
-              <th scope="col" key={column.header}>
-                {column.header}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={rowKey(row)} {...rowProps?.(row)}>
-              {columns.map((column) => (
-                <td key={column.header} data-label={column.header} className={column.className}>
-                  <div className={styles.cell}>{column.cell(row)}</div>
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
+  return <DataTable {...props} className={`${styles.cards}${props.className ? ` ${props.className}` : ''}`} cellClassName={styles.cell} />;
 }

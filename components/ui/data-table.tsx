@@ -1,12 +1,33 @@
 import type { ReactNode } from 'react';
 
-export type Column<Row> = { header: string; cell: (row: Row) => ReactNode; mono?: boolean };
+export type Column<Row> = { header: string; cell: (row: Row) => ReactNode; mono?: boolean; className?: string };
 
-/** A plain, labelled table: one column definition per column, one row per item. */
-export function DataTable<Row>({ label, columns, rows, rowKey }: { label: string; columns: Column<Row>[]; rows: Row[]; rowKey: (row: Row) => string }) {
+/**
+ * A plain, labelled table: one column definition per column, one row per item. Each cell
+ * carries its column's name (data-label), so a stylesheet can turn rows into cards of
+ * "name: value" lines on a phone (components/alerts/card-table.tsx); `cellClassName` wraps
+ * each cell's content for that.
+ */
+export function DataTable<Row>({
+  label,
+  columns,
+  rows,
+  rowKey,
+  rowProps,
+  className,
+  cellClassName,
+}: {
+  label: string;
+  columns: Column<Row>[];
+  rows: Row[];
+  rowKey: (row: Row) => string;
+  rowProps?: (row: Row) => Record<`data-${string}`, string>;
+  className?: string;
+  cellClassName?: string;
+}) {
   return (
     <div className="table-scroll">
-      <table className="data" aria-label={label}>
+      <table className={className ? `data ${className}` : 'data'} aria-label={label}>
         <thead>
           <tr>
             {columns.map((column) => (
@@ -18,10 +39,10 @@ export function DataTable<Row>({ label, columns, rows, rowKey }: { label: string
         </thead>
         <tbody>
           {rows.map((row) => (
-            <tr key={rowKey(row)}>
+            <tr key={rowKey(row)} {...rowProps?.(row)}>
               {columns.map((column) => (
-                <td key={column.header} className={column.mono ? 'mono' : undefined}>
-                  {column.cell(row)}
+                <td key={column.header} data-label={column.header} className={[column.mono ? 'mono' : '', column.className ?? ''].join(' ').trim() || undefined}>
+                  {cellClassName ? <div className={cellClassName}>{column.cell(row)}</div> : column.cell(row)}
                 </td>
               ))}
             </tr>
