@@ -34,16 +34,15 @@ import { Etcd3 } from 'etcd3';
 import Redis from 'ioredis';
 import pg from 'pg';
 import { generateWebhookSecret } from '../lib/alerts/deliver/secret';
-import { startCollector } from '../lib/collector';
-import type { Config } from '../lib/config';
 import { outboxChanged } from '../lib/alerts/outbox-signal';
 import { applyAlertWrites } from '../lib/db/alerts';
+import { NO_FACTS } from '../lib/domain/alert-rules';
 import { listDeliveries } from '../lib/db/deliveries';
 import { openStore, type Store } from '../lib/db/store';
 import { ALERT_RULE_TYPES } from '../lib/domain/alert-types';
 import { createWebhook } from '../lib/db/webhooks';
 import { metricsRegistry } from '../lib/metrics';
-import { TEST_ALERTS } from '../tests/support/collector';
+import { testCollector } from '../tests/support/collector';
 import { createPostgresDatabase } from '../tests/support/databases';
 import { ROOT, testServices } from '../tests/support/services';
 // Types only: importing alerts-load.ts itself would run it.
@@ -170,29 +169,21 @@ async function runSize(size: number, sizeIndex: number): Promise<SizeResult> {
     // Every rule but force_action, which the warm-up below raises, to an endpoint of its own.
     await createWebhook(store, { name: `bench-${variant}`, url: `${receiverUrl}/${name}`, format: 'native', secret, routingKey: null, rules: ALERT_RULE_TYPES.filter((t) => t !== 'force_action') });
     const warmup = await createWebhook(store, { name: `warmup-${variant}`, url: `${receiverUrl}/${name}-warmup`, format: 'native', secret, routingKey: null, rules: ['force_action'] });
-    const config = {
-      sources: [
+    const started = performance.now();
+    const collector = testCollector(
+      store,
+      [
         { name: 'pg', backend: 'postgres', url: sourceDb.url, tables: [{ table: 'leases', format: 'leasehold' }], advisoryLocks: false },
         { name: 'redis', backend: 'redis', urls: [services.redisUrl], match: [`${redisPrefix}*`], fenceSuffix: ':fence', keyspaceNotifications: variant === 'poll' ? 'off' : 'auto' },
         { name: 'etcd', backend: 'etcd', endpoints: services.etcdEndpoints, prefixes: [etcdPrefix] },
       ],
-      pollMs: POLL_MS,
-      retention: { rollupDays: 30, eventDays: 90, renewalSamplesPerLease: 120 },
-      file: null,
-      demo: false,
-      store: { kind: 'postgres', url: storeDb.url },
-      host: '127.0.0.1',
-      port: 0,
-      collectorLeaseTtlMs: 10_000,
-      alerts: { ...TEST_ALERTS },
-    } as Config;
-    const started = performance.now();
-    const collector = startCollector({
-      store,
-      config,
-      log: values.verbose ? (line) => log(`    collector: ${line}`) : () => {},
-      ...(variant === 'ours' ? {} : { deadlineTimers: false as const }),
-    });
+      {
+        pollMs: POLL_MS,
+        alerts: {},
+        log: values.verbose ? (line) => log(`    collector: ${line}`) : () => {},
+        ...(variant === 'ours' ? {} : { deadlineTimers: false as const }),
+      },
+    );
     for (let polls = 1; (await store.prisma.lease.count({ where: { state: 'held' } })) < size; polls++) {
       if (polls % 25 === 0) {
         const bySource = await store.prisma.lease.groupBy({ by: ['sourceName', 'state'], _count: true });
@@ -381,7 +372,6 @@ process.exit(0);
 
 /** Five force_action alerts raised and delivered to the warm-up endpoint, before the victims. */
 async function warmUp(store: Store, webhookId: string) {
-  const facts = { holder: null, previousHolder: null, token: null, previousToken: null, ttlMs: null, marginMs: null, gapMs: null, detail: null };
   const writes = Array.from({ length: 5 }, (_, i) => ({
     op: 'raise' as const,
     fingerprint: `warmup${i}${randomBytes(8).toString('hex')}`,
@@ -391,7 +381,7 @@ async function warmUp(store: Store, webhookId: string) {
     leaseId: `bench/warmup-${i}`,
     leaseKey: `warmup-${i}`,
     summary: 'warm-up',
-    facts,
+    facts: NO_FACTS,
     resolveAfterMs: null,
   }));
   for (const write of writes) {

@@ -11,7 +11,7 @@ import { queueMessages } from '../db/alerts';
 import { createSilence, endSilence, type SilenceView } from '../db/silences';
 import type { Store } from '../db/store';
 import { createWebhook, deleteWebhook, getWebhook, getWebhookForSending, updateWebhook, WebhookNameTakenError, type WebhookView } from '../db/webhooks';
-import { RULE_DEFAULTS } from '../domain/alert-rules';
+import { NO_FACTS, RULE_DEFAULTS } from '../domain/alert-rules';
 import { parseScope } from '../domain/alert-scope';
 import { ALERT_RULE_TYPES, ALERT_SEVERITIES, type AlertView } from '../domain/alert-types';
 import { ManageError } from '../auth/manage';
@@ -145,18 +145,11 @@ export async function sendTestMessage(store: Store, config: AlertsConfig, id: st
     source: 'leasehold',
     leaseId: null,
     leaseKey: null,
-    holder: null,
-    previousHolder: null,
-    token: null,
-    previousToken: null,
-    ttlMs: null,
-    marginMs: null,
-    gapMs: null,
+    ...NO_FACTS,
     summary: `Test message from Leasehold, sent by ${by}`,
     startsAt: now.toISOString(),
     endsAt: null,
     occurrences: 1,
-    detail: null,
   };
   const linkOf = alertLinker(config.publicUrl);
   const workerId = `test:${process.pid}:${now.getTime()}`;

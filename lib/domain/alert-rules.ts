@@ -12,7 +12,8 @@ import { isChangeOfHands } from './health';
 
 export * from './alert-rule-model';
 
-const NO_FACTS: AlertFacts = { holder: null, previousHolder: null, token: null, previousToken: null, ttlMs: null, marginMs: null, gapMs: null, detail: null };
+/** The facts of an alert that has none (a source, a test message): every one empty. */
+export const NO_FACTS: AlertFacts = { holder: null, previousHolder: null, token: null, previousToken: null, ttlMs: null, marginMs: null, gapMs: null, detail: null };
 const openKey = (rule: AlertRule, subject: AlertSubject) => `${rule.id}\n${subjectId(subject)}`;
 const leaseSubject = (lease: LeaseFacts): AlertSubject => ({ source: lease.source, leaseId: lease.id, leaseKey: lease.key });
 const show = (text: string | null) => (text === null ? 'nobody' : displayText(text, 80));

@@ -6,12 +6,13 @@ import { startCollector, type Collector, type CollectorOptions } from '../../lib
 import type { Store } from '../../lib/db/store';
 
 /** `alerts`: alert rules and deliveries on, with these settings over the defaults (off when absent). */
-export type TestCollectorOptions = Pick<CollectorOptions, 'log' | 'onRead' | 'ownershipTtlMs'> & { pollMs?: number; alerts?: Partial<AlertsConfig> };
+export type TestCollectorOptions = Pick<CollectorOptions, 'log' | 'onRead' | 'ownershipTtlMs' | 'deadlineTimers'> & { pollMs?: number; alerts?: Partial<AlertsConfig> };
 
 export const TEST_ALERTS: AlertsConfig = { enabled: true, allowCidrs: ['127.0.0.1/32'], timeoutMs: 2_000, maxAttempts: 8, resendIntervalMs: 60_000 };
 
-export function testCollector(store: Store, sources: SourceConfig[], options: TestCollectorOptions = {}): Collector {
-  const config = {
+/** The config `leasehold collect` would run with, for these sources on this store. */
+export function testConfig(store: Store, sources: SourceConfig[], options: Pick<TestCollectorOptions, 'pollMs' | 'alerts'> = {}): Config {
+  return {
     sources,
     pollMs: options.pollMs ?? 200,
     retention: { rollupDays: 30, eventDays: 90, renewalSamplesPerLease: 120 },
@@ -23,5 +24,9 @@ export function testCollector(store: Store, sources: SourceConfig[], options: Te
     collectorLeaseTtlMs: 10_000,
     alerts: options.alerts ? { ...TEST_ALERTS, ...options.alerts } : { ...TEST_ALERTS, enabled: false },
   } as Config;
-  return startCollector({ store, config, log: options.log ?? (() => {}), onRead: options.onRead, ownershipTtlMs: options.ownershipTtlMs });
+}
+
+export function testCollector(store: Store, sources: SourceConfig[], options: TestCollectorOptions = {}): Collector {
+  const config = testConfig(store, sources, options);
+  return startCollector({ store, config, log: options.log ?? (() => {}), onRead: options.onRead, ownershipTtlMs: options.ownershipTtlMs, deadlineTimers: options.deadlineTimers });
 }
