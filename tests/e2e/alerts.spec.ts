@@ -147,10 +147,57 @@ test('a viewer sees what fires, with no endpoint and no control, on a phone too'
   const status = await page.evaluate(async () => (await fetch('/api/v1/webhooks')).status);
   expect(status).toBe(403);
 
+  // Where alerts went is for admins: a viewer sees no deliveries.
+  await expect(firing.getByTestId('alert-deliveries')).toHaveCount(0);
+
   await page.setViewportSize({ width: 375, height: 812 });
   await page.reload();
   await expect(firing).toBeVisible();
   expect(await pageWidth(page), 'the viewer\'s alerts page is wider than the phone').toBeLessThanOrEqual(375);
+  // On a phone each rule is a short card; its type, scope and parameters unfold on demand.
+  const rules = page.getByRole('table', { name: 'Alert rules' });
+  await expect(rules.getByRole('cell', { name: /every lease and source/ }).first()).toBeHidden();
   await screenshot(page, 'phone-alerts-viewer');
+  await page.getByRole('button', { name: 'Show type, scope and parameters' }).click();
+  await expect(rules.getByRole('cell', { name: /every lease and source/ }).first()).toBeVisible();
   expect(errors.filter((error) => !/status of 403/.test(error))).toEqual([]);
+});
+
+test('an admin sees where each alert went: its deliveries under the alert, with the answer', async ({ page }) => {
+  test.setTimeout(90_000);
+  const errors = watchConsole(page);
+  await signIn(page, 'admin');
+  const name = `e2e-deliveries-${Date.now().toString(36)}`;
+  const made = await page.evaluate(
+    async ({ name, url }) => {
+      const response = await fetch('/api/v1/webhooks', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, url, rules: ['missed_renewal'] }) });
+      return { status: response.status, body: await response.json() };
+    },
+    { name, url: receiver.url },
+  );
+  expect(made.status).toBe(201);
+  secret = made.body.secret;
+  const client = createLeaseClient({ backend: 'postgres', url: testServices().databaseUrl, table: OBSERVED.pgTable });
+  const key = `delivered-${Date.now().toString(36)}`;
+  const id = `${OBSERVED.pgSource}/${OBSERVED.pgTable}/${key}`;
+  try {
+    await client.acquire(key, { holder: 'worker-delivered', ttlMs: 2_000 });
+  } finally {
+    await client.close();
+  }
+  const firing = page.getByRole('list', { name: 'Firing alerts' }).getByTestId('firing-alert').filter({ hasText: id });
+  const deliveries = firing.getByTestId('alert-deliveries');
+  await expect(async () => {
+    await page.reload();
+    await expect(deliveries).toContainText('1 delivered', { timeout: 1_000 });
+  }).toPass({ timeout: 30_000 });
+  await deliveries.getByText(/^Deliveries:/).click();
+  const line = deliveries.getByTestId('alert-delivery').filter({ hasText: name });
+  await expect(line).toHaveAttribute('data-status', 'delivered');
+  await expect(line).toContainText('firing');
+  await expect(line).toContainText('HTTP 200');
+  await screenshot(page, 'alerts-deliveries');
+  const removed = await page.evaluate(async (webhookId) => (await fetch(`/api/v1/webhooks/${webhookId}`, { method: 'DELETE' })).status, made.body.webhook.id as string);
+  expect(removed).toBe(204);
+  expect(errors).toEqual([]);
 });
