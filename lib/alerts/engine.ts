@@ -142,7 +142,7 @@ export class AlertEngine {
     const decisions: AlertDecision[] = [];
     const feed = (input: AlertInput) => decisions.push(...this.evaluator.apply(input, now));
     for (const { lease, change } of applied.events) feed({ type: 'change', lease: leaseFacts(lease), change: changeFacts(change) });
-    for (const { lease, renewal } of applied.renewals) feed({ type: 'renewal', lease: leaseFacts(lease), marginMs: renewal.marginMs, intervalMs: renewal.intervalMs, ttlMs: renewal.ttlMs, uncertaintyMs: lease.expiryUncertaintyMs });
+    for (const { lease, renewal } of applied.renewals) feed({ type: 'renewal', lease: leaseFacts(lease), marginMs: renewal.marginMs, intervalMs: renewal.intervalMs, ttlMs: renewal.ttlMs, uncertaintyMs: renewal.marginUncertaintyMs });
     for (const lease of applied.dirty) feed({ type: 'seen', lease: leaseFacts(lease) });
     this.decide(decisions);
   }

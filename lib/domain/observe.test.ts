@@ -83,6 +83,18 @@ describe('diffLease', () => {
     expect(lease.expiresAtMono).toBe(10_200);
   });
 
+  it('a renewal dated only by the read that saw it (no TTL) may have come any time since the read before: its margin says so', () => {
+    // A table without a TTL column: the expiry moved from 3 s to 5.5 s, seen at a read 2.5 s
+    // after the one before. Dated at this read, 0.5 s was left; it may have been up to 3 s.
+    const noTtl = (remaining: number) => held('w1', 7, remaining, { ttlMs: null });
+    const first = diffLease(undefined, noTtl(3_000), read(0));
+    const second = diffLease(first.next, noTtl(3_000), read(2_500));
+    expect(second.renewal).toMatchObject({ marginMs: 500, marginUncertaintyMs: 2_500 });
+    // With a TTL to date it by, the renewal's time is the earliest it can be: nothing is added.
+    const withTtl = diffLease(diffLease(undefined, held('w1', 7, 3_000, { ttlMs: 3_000 }), read(0)).next, held('w1', 7, 2_900, { ttlMs: 3_000 }), read(2_500));
+    expect(withTtl.renewal).toMatchObject({ marginUncertaintyMs: 0 });
+  });
+
   it.each([
     { name: 'gone before its expiry: released', goneAt: 5_000, expected: 'released', state: 'free' },
     { name: 'gone after its expiry: expired (a missed renewal)', goneAt: 31_000, expected: 'expired', state: 'expired' },

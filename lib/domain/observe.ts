@@ -179,6 +179,9 @@ const APPLY: Appliers = {
       holder: n.o.holder,
       intervalMs: Math.max(0, Math.round(renewedMono - previous)),
       marginMs: Math.max(0, Math.round(n.prev.expiresAtMono! - renewedMono)),
+      // Dated by its TTL, renewedMono is the earliest it can have been; else it is this read,
+      // and it may have come any time after the read before.
+      marginUncertaintyMs: Math.round(n.prev.expiryUncertaintyMs + (n.o.ttlMs != null ? 0 : Math.max(0, renewedMono - n.prev.observedAtMono))),
       ttlMs: n.o.ttlMs ?? n.prev.ttlMs,
     };
     Object.assign(n.next, { state: 'held', token: n.o.token, expiresAtMono: expiry, expiryUncertaintyMs: n.j.uncertainty, expiresAtWall: toWall(n, expiry), renewedAtWall: toWall(n, renewedMono), lastRenewalMono: renewedMono });

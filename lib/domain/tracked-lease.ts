@@ -62,6 +62,12 @@ export type Renewal = {
   intervalMs: number;
   /** Time that was left just before the renewal. */
   marginMs: number;
+  /**
+   * How much more than marginMs may have been left: the last expiry estimate's own uncertainty,
+   * plus, when the renewal can only be dated by the read that saw it (no TTL to date it by),
+   * the time since the read before. A renewal is late only when it surely was.
+   */
+  marginUncertaintyMs: number;
   ttlMs: number | null;
 };
 

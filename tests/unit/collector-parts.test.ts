@@ -73,7 +73,7 @@ describe('write queue', () => {
 });
 
 describe('renewal batcher', () => {
-  const renewal = (l: TrackedLease, seq: number, atWall: number) => ({ lease: l, seq, renewal: { atWall, holder: 'w', intervalMs: 1_000, marginMs: 9_000, ttlMs: 10_000 } });
+  const renewal = (l: TrackedLease, seq: number, atWall: number) => ({ lease: l, seq, renewal: { atWall, holder: 'w', intervalMs: 1_000, marginMs: 9_000, marginUncertaintyMs: 0, ttlMs: 10_000 } });
 
   it('writes a minute\'s rollup once, after the minute is over, and everything still held when closing', async () => {
     const clock = new ManualClock(0);
