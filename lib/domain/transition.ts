@@ -140,7 +140,8 @@ function classifyEnd(prev: TrackedLease, o: Observation | undefined, j: Judgemen
   const oldExpiry = prev.expiresAtMono;
   const reportedEnd = o ? expiryOf(o, j) : null;
   const endedEarly = o?.released === true || oldExpiry === null || (reportedEnd !== null ? reportedEnd < oldExpiry - j.slack : oldExpiry > j.now + j.slack);
-  if (!endedEarly) return { type: 'expired', atMono: oldExpiry };
+  // Expired: when the backend says it ran out (a lapsed row, a lease proven run out), else at our estimate.
+  if (!endedEarly) return { type: 'expired', atMono: reportedEnd !== null ? Math.min(j.now, Math.max(oldExpiry, reportedEnd)) : oldExpiry };
   return { type: 'released', atMono: reportedEnd !== null && reportedEnd <= j.now ? Math.max(prev.observedAtMono, reportedEnd) : j.now };
 }
 

@@ -4,7 +4,7 @@
 // presses Send test and sees it delivered with status 200; the receiver got it, and its
 // signature verifies with the `standardwebhooks` package under that secret; the delivery is in
 // the endpoint's log. A lease left to lapse fires missed_renewal; a viewer sees it, and sees
-// no endpoint and no control. Both fit a phone (375×812) without sideways scrolling.
+// no endpoint and no control. Both fit a phone (390×844) without sideways scrolling.
 import { expect, test, type Page } from '@playwright/test';
 import { POSTGRES_URL } from '../../playwright.config';
 import { createLeaseClient } from '../../lib/lease';
@@ -14,7 +14,7 @@ import { credentials } from './credentials';
 import { OBSERVED } from './observed';
 import { screenshot, watchConsole } from './support';
 
-test.use({ baseURL: POSTGRES_URL });
+test.use({ baseURL: POSTGRES_URL, viewport: { width: 1440, height: 900 } });
 
 async function signIn(page: Page, role: 'viewer' | 'admin') {
   const user = credentials(POSTGRES_URL).users[role];
@@ -96,12 +96,12 @@ test('an admin adds an endpoint, keeps the secret shown once, sends a test the r
   await expect(page.getByTestId('webhook-secret')).toHaveCount(0);
 
   // A phone: nothing wider than the screen; the log scrolls inside its own frame.
-  await page.setViewportSize({ width: 375, height: 812 });
+  await page.setViewportSize({ width: 390, height: 844 });
   await page.reload();
   await expect(page.getByRole('article', { name: `Endpoint ${name}` })).toBeVisible();
-  expect(await pageWidth(page), 'the admin\'s alerts page is wider than the phone').toBeLessThanOrEqual(375);
+  expect(await pageWidth(page), 'the admin\'s alerts page is wider than the phone').toBeLessThanOrEqual(390);
   await screenshot(page, 'phone-alerts-admin');
-  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.setViewportSize({ width: 1440, height: 900 });
 
   // Deleting asks first.
   const again = page.getByRole('article', { name: `Endpoint ${name}` });
@@ -150,10 +150,10 @@ test('a viewer sees what fires, with no endpoint and no control, on a phone too'
   // Where alerts went is for admins: a viewer sees no deliveries.
   await expect(firing.getByTestId('alert-deliveries')).toHaveCount(0);
 
-  await page.setViewportSize({ width: 375, height: 812 });
+  await page.setViewportSize({ width: 390, height: 844 });
   await page.reload();
   await expect(firing).toBeVisible();
-  expect(await pageWidth(page), 'the viewer\'s alerts page is wider than the phone').toBeLessThanOrEqual(375);
+  expect(await pageWidth(page), 'the viewer\'s alerts page is wider than the phone').toBeLessThanOrEqual(390);
   // On a phone each rule is a short card; its type, scope and parameters unfold on demand.
   const rules = page.getByRole('table', { name: 'Alert rules' });
   await expect(rules.getByRole('cell', { name: /every lease and source/ }).first()).toBeHidden();

@@ -134,6 +134,23 @@ for (const size of [
   });
 }
 
+for (const size of [
+  { name: 'desktop', width: 1440, height: 900 },
+  { name: 'phone', width: 390, height: 844 },
+]) {
+  test(`every source down (${size.name}): the alerts page still reads, says what is firing and fits the screen`, async ({ page }) => {
+    const errors = watchConsole(page);
+    await page.setViewportSize({ width: size.width, height: size.height });
+    await page.goto(OUTAGE_URL + '/alerts');
+    await expect(page.getByRole('heading', { level: 1, name: 'Alerts' })).toBeVisible();
+    await expect(page.getByRole('region', { name: 'Firing now' })).toBeVisible();
+    await expect(page.getByRole('table', { name: 'Alert rules' })).toContainText('Source down');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(size.width);
+    await screenshot(page, `outage-alerts-${size.name}`);
+    expect(errors).toEqual([]);
+  });
+}
+
 test('a source down says since when and why on the sources page, and the lease page shows the last read, stale', async ({ page }) => {
   const errors = watchConsole(page);
   await page.goto(OUTAGE_URL + `/leases/${encodeURIComponent(leaseIds[0]!)}`);

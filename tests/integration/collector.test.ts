@@ -80,7 +80,7 @@ describe('collector', () => {
     expect(history[2]!.detail).toMatchObject({ cause: 'expired' });
   }, 30_000);
 
-  it('an etcd leader killed: the queued candidate takes over as the lease expires, with no gap', async () => {
+  it('an etcd leader killed: the lease is proven expired, and the queued candidate takes over when etcd revokes it', async () => {
     const prefix = `col${unique()}/`;
     const key = `${prefix}leader`;
     const etcdLease: LeaseClientOptions = { backend: 'etcd', endpoints: services.etcdEndpoints };
@@ -100,7 +100,11 @@ describe('collector', () => {
       ['expired', null, a.holder],
       ['acquired', b.holder, a.holder],
     ]);
-    expect(history[2]!.gapMs).toBe(0);
+    // The candidate leads when etcd's lessor (looking every 500 ms) revokes the old lease and
+    // deletes its key; until then nobody could lead: that is the gap, never negative, never
+    // more than the lessor's round and the reads that see it.
+    expect(history[2]!.gapMs).toBeGreaterThanOrEqual(0);
+    expect(history[2]!.gapMs).toBeLessThanOrEqual(1_500);
   }, 30_000);
 
   it('a holder that releases shows released, not expired', async () => {

@@ -72,9 +72,14 @@ export async function leaseTtls(
     // has passed (a 0, or a reading carried forward beyond it) it says nothing more of it:
     // "null" keeps the last estimate (clamping to "1 ms left" would move the expiry forward
     // with the clock, and that looks like a renewal).
-    const held = reading && reading.ranOutBy === null;
-    const left = held ? Math.round(reading.remainingMs - (after - reading.readAt)) : 0;
-    result.set(id, held ? { remainingMs: left > 0 ? left : null, ttlMs: reading.ttlMs } : null);
+    // Proven run out: it ran out at the earliest its expiry can have been (within a step of the
+    // readings, when its 1 → 0 step was seen), reported as time past (negative).
+    if (reading && reading.ranOutBy !== null) {
+      result.set(id, { remainingMs: Math.min(0, Math.round(reading.earliestEnd - after)), ttlMs: reading.ttlMs });
+      continue;
+    }
+    const left = reading ? Math.round(reading.remainingMs - (after - reading.readAt)) : 0;
+    result.set(id, reading ? { remainingMs: left > 0 ? left : null, ttlMs: reading.ttlMs } : null);
   }
   return result;
 }
