@@ -127,6 +127,30 @@ describe('etcd expiry proof', () => {
     expect(observations.every((o) => o.remainingMs !== null && o.remainingMs <= 0 && performance.now() + o.remainingMs >= sent + 3_000 - 50)).toBe(true);
   }, 20_000);
 
+  it('an etcd that stops answering while a lease nears its end does not hold the watch when it is stopped', async () => {
+    const prefix = `proof${unique()}/`;
+    const target = new URL(services.etcdEndpoints[0]!);
+    const proxy: TcpProxy = await startTcpProxy(target.hostname, Number(target.port));
+    cleanups.push(() => proxy.close());
+    const etcd = new Etcd3({ hosts: services.etcdEndpoints });
+    cleanups.push(() => etcd.close());
+    const source = createSource({ name: 'e', backend: 'etcd', endpoints: [`http://127.0.0.1:${proxy.port}`], prefixes: [prefix] }, 1_000);
+    const stop = new AbortController();
+    const running = source.watch!(() => {}, stop.signal);
+    cleanups.push(() => source.close());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await leaseWithKey(etcd, `${prefix}stuck`);
+    await source.snapshot(AbortSignal.timeout(5_000));
+    // Its reading can step to 0 from about a second on: the proof reads are going by then.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    proxy.partition(true); // every call from now on hangs: nothing comes back
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const stopped = performance.now();
+    stop.abort();
+    await running;
+    expect(performance.now() - stopped).toBeLessThan(4_000);
+  }, 20_000);
+
   it('a lease renewed late but in time, again and again, is never named as run out', async () => {
     const prefix = `proof${unique()}/`;
     const etcd = new Etcd3({ hosts: services.etcdEndpoints });

@@ -8,6 +8,7 @@
 // STEP_MS and two round trips of its expiry. Leases that are renewed in time are read by
 // it only when a renewal is late; with a granted TTL under 3 s nothing can be proven and
 // etcd's revocation settles it, as before.
+import { deadlineOf, systemClock, unlessAborted } from '../../time/clock';
 import type { ChangeHint } from '../types';
 import type { EtcdState } from './state';
 import { readTtl } from './ttl';
@@ -21,6 +22,8 @@ const READS_PER_ROUND = 256;
 const READ_CONCURRENCY = 32;
 /** After a failed round, its leases wait this long (the source's own reads report the failure). */
 const RETRY_MS = 500;
+/** A batch of reads not answered within this is given up on. */
+const BATCH_TIMEOUT_MS = 2_000;
 
 /** Puts a lease's next proof read in the queue (or takes it out), after any reading of its TTL. */
 export function scheduleProofRead(state: EtcdState, leaseId: string, reading: TtlReading): void {
@@ -73,8 +76,12 @@ export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint)
       const ranOut = new Set<string>();
       for (let i = 0; i < due.length && !signal.aborted; i += READ_CONCURRENCY) {
         const batch = due.slice(i, i + READ_CONCURRENCY);
+        // A batch that etcd does not answer within BATCH_TIMEOUT_MS is given up on (a stuck call
+        // must not hold this loop, nor the source's shutdown, which waits for it).
+        const deadline = deadlineOf(systemClock, signal, BATCH_TIMEOUT_MS);
         try {
-          const readings = await Promise.all(batch.map((id) => readTtl(client, ttlReadings, id, (leaseId, reading) => scheduleProofRead(state, leaseId, reading))));
+          const reads = Promise.all(batch.map((id) => readTtl(client, ttlReadings, id, (leaseId, reading) => scheduleProofRead(state, leaseId, reading))));
+          const readings = await unlessAborted(reads, deadline.signal, () => new Error('etcd did not answer'));
           batch.forEach((id, index) => {
             if (readings[index]?.ranOutBy != null) ranOut.add(id);
           });
@@ -82,6 +89,8 @@ export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint)
           // etcd did not answer: these leases are read again a little later; the source's polls
           // say it is down if it stays so, and then nothing of it is judged.
           for (const id of batch) if (!proofReads.has(id)) proofReads.set(id, performance.now() + RETRY_MS);
+        } finally {
+          deadline.dispose();
         }
       }
       if (ranOut.size > 0) onHint({ keys: keysOfLeases(state, ranOut) });
