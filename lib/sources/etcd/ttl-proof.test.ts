@@ -63,6 +63,16 @@ describe('etcd expiry proof', () => {
     expect(nextReading(renewed, 0, 3_000, 1_200, 1_202)?.ranOutBy).toBeNull();
   });
 
+  it('a proof stands against a reading made before the lease ran out and answered late', () => {
+    const zero = nextReading(nextReading(undefined, 1, 3_000, 0, 2), 0, 3_000, 100, 102);
+    const proven = nextReading(zero, 0, 3_000, 1_115, 1_117);
+    expect(proven?.ranOutBy).toBe(1_102);
+    // Started at 90 ms (1 s left then), answered after the proof: it changes nothing.
+    expect(nextReading(proven, 1, 3_000, 90, 1_200)).toBe(proven);
+    // A reading made after it ran out that shows time left (a new leader's lessor extended it): believed.
+    expect(nextReading(proven, 2, 3_000, 1_300, 1_302)?.ranOutBy).toBeNull();
+  });
+
   it('a second 0 too long after the first could hide a renewal between them: it starts a new proof', () => {
     const zero = nextReading(undefined, 0, 3_000, 0, 2);
     const late = nextReading(zero, 0, 3_000, 2_500, 2_502);

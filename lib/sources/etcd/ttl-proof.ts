@@ -48,9 +48,14 @@ export function nextReading(prev: TtlReading | undefined, seconds: number, grant
   if (seconds < 0) return null;
   const earliestSoFar = prev?.earliestEnd ?? -Infinity;
   const base = { remainingMs: seconds * SECOND_MS, ttlMs: grantedMs, readAt: finishedAt };
+  if (prev?.ranOutBy != null) {
+    // A proven expiry stands: etcd does not renew a lease that ran out (a keepalive then waits
+    // for its revocation). A reading made before it ran out (a slow one, answered late) says
+    // nothing new; only a new leader's lessor, which extends every lease, can show it alive again.
+    if (seconds === 0) return { ...prev, ...base };
+    if (startedAt < prev.ranOutBy) return prev;
+  }
   if (seconds >= 1) return { ...base, earliestEnd: Math.max(earliestSoFar, startedAt + seconds * SECOND_MS), zero: null, ranOutBy: null };
-  // A proven expiry stands: etcd does not renew a lease that ran out (a keepalive then waits for its revocation).
-  if (prev?.ranOutBy != null) return { ...prev, ...base };
   const earliestEnd = Math.max(earliestSoFar, startedAt - SECOND_MS);
   const b = prev?.zero;
   if (b && startedAt >= b.finishedAt + SECOND_MS + RATE_MARGIN_MS && finishedAt - b.startedAt <= grantedMs - SECOND_MS - RATE_MARGIN_MS) {
