@@ -19,6 +19,13 @@ import { leaseKeysOf } from './watch';
 const STEP_MS = 20;
 /** Leases read per round (their end windows overlap only when many run out together). */
 const READS_PER_ROUND = 256;
+/**
+ * Proof reads per second, at most, per source: leases with short TTLs renewed in time still
+ * come near their earliest possible end once a renewal interval (a 3 s TTL renewed every second
+ * is read about once a second), so thousands of them must not turn into an unbounded load on
+ * etcd; past the budget, the rest wait for the next second (or for etcd's revocation).
+ */
+const READS_PER_SECOND = 2_000;
 const READ_CONCURRENCY = 32;
 /** After a failed round, its leases wait this long (the source's own reads report the failure). */
 const RETRY_MS = 500;
@@ -48,6 +55,7 @@ export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint)
   const { client, ttlReadings, proofReads } = state;
   let wakeAt = Infinity;
   let wake: (() => void) | null = null;
+  const budget = { since: -Infinity, left: READS_PER_SECOND };
   state.proofLoop = {
     wake: (at) => {
       if (at < wakeAt) wake?.();
@@ -72,7 +80,14 @@ export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint)
         continue;
       }
       wakeAt = Infinity;
-      const due = proofReads.takeDue(performance.now(), READS_PER_ROUND);
+      const now = performance.now();
+      if (now - budget.since >= 1_000) Object.assign(budget, { since: now, left: READS_PER_SECOND });
+      if (budget.left <= 0) {
+        await systemClock.sleep(budget.since + 1_000 - now, signal);
+        continue;
+      }
+      const due = proofReads.takeDue(now, Math.min(READS_PER_ROUND, budget.left));
+      budget.left -= due.length;
       const ranOut = new Set<string>();
       for (let i = 0; i < due.length && !signal.aborted; i += READ_CONCURRENCY) {
         const batch = due.slice(i, i + READ_CONCURRENCY);
