@@ -212,7 +212,7 @@ type AlertDeliveryRow = Omit<DeliveryRow, 'messageId' | 'payload'> & { webhookNa
  * many it has in all, by alert id, in one query.
  */
 export async function deliveriesOfAlerts(store: Store, alertIds: readonly string[]): Promise<Map<string, { deliveries: AlertDelivery[]; total: number }>> {
-  const ids = alertIds.filter((id) => /^\d{1,19}$/.test(id));
+  const ids = alertIds.filter((id) => /^\d{1,19}$/.test(id) && BigInt(id) < 2n ** 63n);
   const result = new Map<string, { deliveries: AlertDelivery[]; total: number }>();
   if (ids.length === 0) return result;
   const rows = await store.withSql((sql) =>

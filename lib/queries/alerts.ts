@@ -1,8 +1,7 @@
 // The /alerts page's read model: what fires now (the most severe first), the resolved ones
 // newest first and paged by cursor, the rules and the silences, for every reader; for admins
-// also the webhook endpoints with their delivery counts and each one's last deliveries, and each
-// shown alert's deliveries. Every
-// table is read through lib/db.
+// also the webhook endpoints with their delivery counts and last deliveries, and each shown
+// alert's deliveries. Every table is read through lib/db.
 import 'server-only';
 import type { Store } from '../db';
 import { listAlerts, silenceOf } from '../db/alerts';
