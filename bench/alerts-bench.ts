@@ -47,6 +47,7 @@ import { createPostgresDatabase } from '../tests/support/databases';
 import { ROOT, testServices } from '../tests/support/services';
 // Types only: importing alerts-load.ts itself would run it.
 import type { Backend, FromLoad, PhaseOutcome, ToLoad } from './alerts-load';
+import { grantEtcdLeases, seedPgLeases, seedRedisLeases } from './seed-leases';
 import { log, percentile, sleep, writeResultsSection } from './support';
 
 const { values } = parseArgs({
@@ -123,18 +124,10 @@ async function runSize(size: number, sizeIndex: number): Promise<SizeResult> {
   const sourceDb = await createPostgresDatabase('lh_absrc');
   const sql = new pg.Client(sourceDb.url);
   await sql.connect();
-  await sql.query(`CREATE TABLE leases (name VARCHAR(200) PRIMARY KEY, owner VARCHAR(200), expires_at TIMESTAMPTZ NOT NULL, token BIGINT NOT NULL DEFAULT 0)`);
-  await sql.query(`INSERT INTO leases SELECT 'job-' || i, 'worker-' || (i % 97), now() + $2 * interval '1 millisecond', i FROM generate_series(1, $1) AS i`, [counts.pg, ttlMs]);
+  await seedPgLeases(sql, counts.pg, ttlMs);
   const redis = new Redis(services.redisUrl);
   const redisPrefix = `abench${run}:`;
-  for (let i = 0; i < counts.redis; i += 1_000) {
-    const pipeline = redis.pipeline();
-    for (let j = i; j < Math.min(counts.redis, i + 1_000); j++) {
-      pipeline.set(`${redisPrefix}${j}`, `worker-${j % 89}`, 'PX', ttlMs);
-      pipeline.set(`${redisPrefix}${j}:fence`, String(j + 1));
-    }
-    await pipeline.exec();
-  }
+  await seedRedisLeases(redis, redisPrefix, counts.redis, ttlMs);
   const etcdPrefix = `abench${run}/`;
   const load = fork(path.join(ROOT, 'bench', 'alerts-load.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const tell = (message: ToLoad) => load.send(message);
@@ -143,17 +136,7 @@ async function runSize(size: number, sizeIndex: number): Promise<SizeResult> {
   const { receiverUrl } = await ready;
   // The etcd leases, each handed to the holders' process as soon as it is granted.
   const etcd = new Etcd3({ hosts: services.etcdEndpoints });
-  for (let i = 0; i < counts.etcd; i += 64) {
-    const batch = await Promise.all(
-      Array.from({ length: Math.min(64, counts.etcd - i) }, async (_, k) => {
-        const j = i + k;
-        const { ID } = await etcd.leaseClient.leaseGrant({ TTL: ttlMs / 1000 });
-        await etcd.kv.put({ key: Buffer.from(`${etcdPrefix}${j}`), value: Buffer.from(`worker-${j % 83}`), lease: ID });
-        return ID;
-      }),
-    );
-    tell({ type: 'etcd', ids: batch });
-  }
+  await grantEtcdLeases(etcd, etcdPrefix, counts.etcd, ttlMs, (ids) => tell({ type: 'etcd', ids }));
   const setupS = (performance.now() - setupStarted) / 1000;
   log(`  ${size}: ${counts.pg} pg rows, ${counts.redis} redis keys, ${counts.etcd} etcd keys in ${setupS.toFixed(0)} s; TTL ${ttlMs / 1000} s`);
 

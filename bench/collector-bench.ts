@@ -29,6 +29,7 @@ import type { ReadReport } from '../lib/collector/observe-source';
 import { openStore } from '../lib/db/store';
 import { createPostgresDatabase } from '../tests/support/databases';
 import { ROOT, testServices } from '../tests/support/services';
+import { grantEtcdLeases, seedPgLeases, seedRedisLeases } from './seed-leases';
 
 const { values } = parseArgs({
   options: {
@@ -77,19 +78,11 @@ async function runSize(size: number): Promise<Result> {
   const sourceDb = await createPostgresDatabase('lh_cbsrc');
   const sql = new pg.Client(sourceDb.url);
   await sql.connect();
-  await sql.query(`CREATE TABLE leases (name VARCHAR(200) PRIMARY KEY, owner VARCHAR(200), expires_at TIMESTAMPTZ NOT NULL, token BIGINT NOT NULL DEFAULT 0)`);
-  await sql.query(`INSERT INTO leases SELECT 'job-' || i, 'worker-' || (i % 97), now() + $2 * interval '1 millisecond', i FROM generate_series(1, $1) AS i`, [counts.pg, TTL_MS]);
+  await seedPgLeases(sql, counts.pg, TTL_MS);
 
   const redis = new Redis(services.redisUrl);
   const redisPrefix = `cbench${run}:`;
-  for (let i = 0; i < counts.redis; i += 1_000) {
-    const pipeline = redis.pipeline();
-    for (let j = i; j < Math.min(counts.redis, i + 1_000); j++) {
-      pipeline.set(`${redisPrefix}${j}`, `worker-${j % 89}`, 'PX', TTL_MS);
-      pipeline.set(`${redisPrefix}${j}:fence`, String(j + 1));
-    }
-    await pipeline.exec();
-  }
+  await seedRedisLeases(redis, redisPrefix, counts.redis, TTL_MS);
 
   // The renewer starts before the etcd leases are granted, and keeps each alive as it comes.
   const renewer = fork(path.join(ROOT, 'bench', 'collector-load.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -99,19 +92,7 @@ async function runSize(size: number): Promise<Result> {
   await renewerReady;
 
   const etcd = new Etcd3({ hosts: services.etcdEndpoints });
-  const etcdLeases: string[] = [];
-  for (let i = 0; i < counts.etcd; i += 64) {
-    const batch = await Promise.all(
-      Array.from({ length: Math.min(64, counts.etcd - i) }, async (_, k) => {
-        const j = i + k;
-        const { ID } = await etcd.leaseClient.leaseGrant({ TTL: TTL_MS / 1000 });
-        await etcd.kv.put({ key: Buffer.from(`${etcdPrefix}${j}`), value: Buffer.from(`worker-${j % 83}`), lease: ID });
-        etcdLeases[j] = ID;
-        return ID;
-      }),
-    );
-    renewer.send({ type: 'etcd', ids: batch });
-  }
+  const etcdLeases = await grantEtcdLeases(etcd, etcdPrefix, counts.etcd, TTL_MS, (ids) => renewer.send({ type: 'etcd', ids }));
   const setupS = (performance.now() - setupStarted) / 1000;
   log(`  ${size}: ${counts.pg} pg rows, ${counts.redis} redis keys, ${counts.etcd} etcd keys in ${setupS.toFixed(0)} s`);
 
