@@ -46,6 +46,25 @@ function readParams(type: AlertRuleType, form: FormData): { params: Record<strin
   return { params };
 }
 
+/** One option per rule type, in words (the rule form's type, the silence form's rule type). */
+export function RuleTypeOptions() {
+  return ALERT_RULE_TYPES.map((type) => (
+    <option key={type} value={type}>
+      {typeWords(type)}
+    </option>
+  ));
+}
+
+/** The scope a rule or a silence covers. */
+export function ScopeField() {
+  return (
+    <label>
+      Scope
+      <input name="scope" defaultValue="all" maxLength={1024} placeholder="all, source:<name> or lease:<glob>" autoComplete="off" spellCheck={false} />
+    </label>
+  );
+}
+
 export function RuleForm() {
   const { act, said, setSaid, busy } = useAction();
   const [type, setType] = useState<AlertRuleType>('missed_renewal');
@@ -70,21 +89,14 @@ export function RuleForm() {
         <label>
           Type
           <select name="type" value={type} onChange={(event) => setType(event.target.value as AlertRuleType)}>
-            {ALERT_RULE_TYPES.map((t) => (
-              <option key={t} value={t}>
-                {typeWords(t)}
-              </option>
-            ))}
+            <RuleTypeOptions />
           </select>
         </label>
         <label>
           Name
           <input name="name" required maxLength={100} title="Letters, digits, spaces and . _ @ : ( ) -, starting with a letter or digit" autoComplete="off" />
         </label>
-        <label>
-          Scope
-          <input name="scope" defaultValue="all" maxLength={1024} placeholder="all, source:<name> or lease:<glob>" autoComplete="off" spellCheck={false} />
-        </label>
+        <ScopeField />
         <label>
           Severity
           <select name="severity" key={type} defaultValue={defaults.severity}>

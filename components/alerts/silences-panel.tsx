@@ -3,13 +3,13 @@
 // covers are recorded but not delivered. Admins add one (scope, optionally a rule type, how
 // long, why) and end one early.
 import type { FormEvent } from 'react';
-import { ALERT_RULE_TYPES } from '@/lib/domain/alert-types';
 import { parseDurationMs } from '@/lib/domain/duration';
 import type { SilenceRow } from '@/lib/queries/alerts';
 import { Badge, type BadgeTone } from '../ui/badge';
 import { When } from '../when';
 import styles from './alerts.module.css';
 import { CardTable } from './card-table';
+import { RuleTypeOptions, ScopeField } from './rule-form';
 import { SaidLine, useAction } from './use-action';
 import { DURATION_HINT, scopeWords, shown, typeWords } from './words';
 
@@ -35,19 +35,12 @@ function SilenceForm() {
     <details className={styles.adder}>
       <summary>Add a silence</summary>
       <form className={styles.formGrid} onSubmit={add} aria-label="Add a silence">
-        <label>
-          Scope
-          <input name="scope" defaultValue="all" maxLength={1024} placeholder="all, source:<name> or lease:<glob>" autoComplete="off" spellCheck={false} />
-        </label>
+        <ScopeField />
         <label>
           Rule type
           <select name="ruleType" defaultValue="">
             <option value="">every rule type</option>
-            {ALERT_RULE_TYPES.map((type) => (
-              <option key={type} value={type}>
-                {typeWords(type)}
-              </option>
-            ))}
+            <RuleTypeOptions />
           </select>
         </label>
         <label>
