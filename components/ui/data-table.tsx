@@ -8,15 +8,7 @@ export type Column<Row> = { header: string; cell: (row: Row) => ReactNode; mono?
  * "name: value" lines on a phone (components/alerts/card-table.tsx); `cellClassName` wraps
  * each cell's content for that.
  */
-export function DataTable<Row>({
-  label,
-  columns,
-  rows,
-  rowKey,
-  rowProps,
-  className,
-  cellClassName,
-}: {
+export type DataTableProps<Row> = {
   label: string;
   columns: Column<Row>[];
   rows: Row[];
@@ -24,7 +16,9 @@ export function DataTable<Row>({
   rowProps?: (row: Row) => Record<`data-${string}`, string>;
   className?: string;
   cellClassName?: string;
-}) {
+};
+
+export function DataTable<Row>({ label, columns, rows, rowKey, rowProps, className, cellClassName }: DataTableProps<Row>) {
   return (
     <div className="table-scroll">
       <table className={className ? `data ${className}` : 'data'} aria-label={label}>
