@@ -27,6 +27,18 @@ async function signIn(page: Page, role: 'viewer' | 'admin') {
   await expect(page.getByRole('heading', { level: 1, name: 'Alerts' })).toBeVisible();
 }
 
+/** Acquires a lease in the observed Postgres table and never renews it; its lease id. */
+async function leaseLeftToLapse(name: string, holder: string, ttlMs: number): Promise<string> {
+  const client = createLeaseClient({ backend: 'postgres', url: testServices().databaseUrl, table: OBSERVED.pgTable });
+  const key = `${name}-${Date.now().toString(36)}`;
+  try {
+    await client.acquire(key, { holder, ttlMs });
+  } finally {
+    await client.close();
+  }
+  return `${OBSERVED.pgSource}/${OBSERVED.pgTable}/${key}`;
+}
+
 const pageWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth);
 
 let secret: string | null = null;
@@ -115,14 +127,7 @@ test('a viewer sees what fires, with no endpoint and no control, on a phone too'
   test.setTimeout(90_000);
   const errors = watchConsole(page);
   // A lease left to lapse: missed_renewal fires for it.
-  const client = createLeaseClient({ backend: 'postgres', url: testServices().databaseUrl, table: OBSERVED.pgTable });
-  const key = `lapsed-${Date.now().toString(36)}`;
-  const id = `${OBSERVED.pgSource}/${OBSERVED.pgTable}/${key}`;
-  try {
-    await client.acquire(key, { holder: 'worker-lapsing', ttlMs: 3_000 });
-  } finally {
-    await client.close();
-  }
+  const id = await leaseLeftToLapse('lapsed', 'worker-lapsing', 3_000);
   await signIn(page, 'viewer');
   const firing = page.getByRole('list', { name: 'Firing alerts' }).getByTestId('firing-alert').filter({ hasText: id });
   await expect(async () => {
@@ -177,14 +182,7 @@ test('an admin sees where each alert went: its deliveries under the alert, with 
   );
   expect(made.status).toBe(201);
   secret = made.body.secret;
-  const client = createLeaseClient({ backend: 'postgres', url: testServices().databaseUrl, table: OBSERVED.pgTable });
-  const key = `delivered-${Date.now().toString(36)}`;
-  const id = `${OBSERVED.pgSource}/${OBSERVED.pgTable}/${key}`;
-  try {
-    await client.acquire(key, { holder: 'worker-delivered', ttlMs: 2_000 });
-  } finally {
-    await client.close();
-  }
+  const id = await leaseLeftToLapse('delivered', 'worker-delivered', 2_000);
   const firing = page.getByRole('list', { name: 'Firing alerts' }).getByTestId('firing-alert').filter({ hasText: id });
   const deliveries = firing.getByTestId('alert-deliveries');
   await expect(async () => {
@@ -197,6 +195,18 @@ test('an admin sees where each alert went: its deliveries under the alert, with 
   await expect(line).toContainText('firing');
   await expect(line).toContainText('HTTP 200');
   await screenshot(page, 'alerts-deliveries');
+  // The rule and silence forms share their scope field and rule types.
+  const main = page.getByRole('main');
+  await main.getByText('Add a rule').click();
+  const ruleForm = page.getByRole('form', { name: 'Add a rule' });
+  await expect(ruleForm.getByLabel('Scope')).toHaveValue('all');
+  await expect(ruleForm.getByLabel('Type').locator('option')).toHaveCount(9);
+  await main.getByText('Add a silence').click();
+  const silenceForm = page.getByRole('form', { name: 'Add a silence' });
+  await expect(silenceForm.getByLabel('Scope')).toHaveValue('all');
+  await expect(silenceForm.getByLabel('Rule type').locator('option')).toHaveCount(10);
+  await expect(silenceForm.getByLabel('Rule type').locator('option').nth(1)).toHaveText('missed renewal');
+  await screenshot(page, 'alerts-forms');
   const removed = await page.evaluate(async (webhookId) => (await fetch(`/api/v1/webhooks/${webhookId}`, { method: 'DELETE' })).status, made.body.webhook.id as string);
   expect(removed).toBe(204);
   expect(errors).toEqual([]);
