@@ -47,7 +47,7 @@ import { createPostgresDatabase } from '../tests/support/databases';
 import { ROOT, testServices } from '../tests/support/services';
 // Types only: importing alerts-load.ts itself would run it.
 import type { Backend, FromLoad, PhaseOutcome, ToLoad } from './alerts-load';
-import { grantEtcdLeases, seedPgLeases, seedRedisLeases } from './seed-leases';
+import { grantEtcdLeases, removeSeededLeases, seedPgLeases, seedRedisLeases } from './seed-leases';
 import { log, percentile, sleep, writeResultsSection } from './support';
 
 const { values } = parseArgs({
@@ -236,17 +236,8 @@ async function runSize(size: number, sizeIndex: number): Promise<SizeResult> {
   // ---------------------------------------------------------------- clean up
   load.kill('SIGTERM');
   await sql.end();
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 5_000);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== '0');
+  await removeSeededLeases(redis, redisPrefix, etcd, etcdPrefix);
   redis.disconnect();
-  const { kvs } = await etcd.kv.range({ key: Buffer.from(etcdPrefix), range_end: Buffer.from(etcdPrefix.slice(0, -1) + String.fromCharCode(etcdPrefix.charCodeAt(etcdPrefix.length - 1) + 1)) });
-  const leases = [...new Set(kvs.map((kv) => String(kv.lease)).filter((id) => id !== '0'))];
-  for (let i = 0; i < leases.length; i += 256) await Promise.all(leases.slice(i, i + 256).map((ID) => etcd.leaseClient.leaseRevoke({ ID }).catch(() => {})));
-  await etcd.delete().prefix(etcdPrefix);
   etcd.close();
   await sourceDb.drop();
   return { size, ttlMs, setupS, phases };

@@ -29,7 +29,7 @@ import type { ReadReport } from '../lib/collector/observe-source';
 import { openStore } from '../lib/db/store';
 import { createPostgresDatabase } from '../tests/support/databases';
 import { ROOT, testServices } from '../tests/support/services';
-import { grantEtcdLeases, seedPgLeases, seedRedisLeases } from './seed-leases';
+import { grantEtcdLeases, removeSeededLeases, seedPgLeases, seedRedisLeases } from './seed-leases';
 
 const { values } = parseArgs({
   options: {
@@ -184,17 +184,8 @@ async function runSize(size: number): Promise<Result> {
   await collector.stop();
   await store.close();
   await sql.end();
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 5_000);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== '0');
+  await removeSeededLeases(redis, redisPrefix, etcd, etcdPrefix);
   redis.disconnect();
-  await etcd.delete().prefix(etcdPrefix);
-  for (let i = 0; i < etcdLeases.length; i += 256) {
-    await Promise.all(etcdLeases.slice(i, i + 256).map((ID) => etcd.leaseClient.leaseRevoke({ ID }).catch(() => {})));
-  }
   etcd.close();
   await storeDb.drop();
   await sourceDb.drop();

@@ -43,3 +43,17 @@ export async function grantEtcdLeases(etcd: Etcd3, prefix: string, count: number
   }
   return ids;
 }
+
+/** Takes away what the seeding made: the Redis keys under `redisPrefix`, and the etcd keys under `etcdPrefix` with their leases. */
+export async function removeSeededLeases(redis: Redis, redisPrefix: string, etcd: Etcd3, etcdPrefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 5_000);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== '0');
+  const { kvs } = await etcd.kv.range({ key: Buffer.from(etcdPrefix), range_end: Buffer.from(etcdPrefix.slice(0, -1) + String.fromCharCode(etcdPrefix.charCodeAt(etcdPrefix.length - 1) + 1)) });
+  const leases = [...new Set(kvs.map((kv) => String(kv.lease)).filter((id) => id !== '0'))];
+  for (let i = 0; i < leases.length; i += 256) await Promise.all(leases.slice(i, i + 256).map((ID) => etcd.leaseClient.leaseRevoke({ ID }).catch(() => {})));
+  await etcd.delete().prefix(etcdPrefix);
+}
