@@ -162,11 +162,20 @@ describe('applyRead: the fast path', () => {
             expect(full.changes).toEqual([]);
             expect(full.renewal).toBeNull();
             expect(judged(full.next!)).toEqual(judged(lease));
-            // A held lease's expiry estimate may move, but only within the noise both reads
-            // allow. (A lease nobody holds keeps its last expiry only for display: neither its
-            // row nor the next judgement reads it, so the fast path does not follow it.)
+            // A held lease's expiry estimate stays within what this reading allows (no earlier
+            // than it says, no later than it may be off by), and the fast path narrows it down
+            // exactly as the full diff does. (A lease nobody holds keeps its last expiry only
+            // for display: neither its row nor the next judgement reads it, so the fast path
+            // does not follow it.)
             if (lease.state === 'held' && lease.expiresAtMono === null) expect(full.next!.expiresAtMono).toBeNull();
-            else if (lease.state === 'held') expect(Math.abs(full.next!.expiresAtMono! - lease.expiresAtMono!)).toBeLessThanOrEqual((o.precisionMs ?? 0) + ((r.finishedMono ?? r.startedMono) - r.startedMono) + lease.expiryUncertaintyMs + TIMING_SLACK_MS);
+            else if (lease.state === 'held') {
+              const reading = r.startedMono + o.remainingMs!;
+              expect(full.next!.expiresAtMono!).toBeGreaterThanOrEqual(reading);
+              expect(full.next!.expiresAtMono!).toBeLessThanOrEqual(reading + (o.precisionMs ?? 0) + ((r.finishedMono ?? r.startedMono) - r.startedMono) + TIMING_SLACK_MS);
+              const fast = new Map([['k', { ...lease }]]);
+              applyRead(fast, [o], r, ['k']);
+              expect({ at: fast.get('k')!.expiresAtMono, uncertainty: fast.get('k')!.expiryUncertaintyMs }).toEqual({ at: full.next!.expiresAtMono, uncertainty: full.next!.expiryUncertaintyMs });
+            }
           }
           lease = diffLease(lease, o, r).next;
         }

@@ -1,9 +1,10 @@
 // Applying one read of a source to everything known about its leases: the fast path for
 // the lease that did not change (most of them, most reads), diffLease for the rest, and the
 // bookkeeping the store needs (which rows to write, event and renewal sequence numbers).
-import { boundObservation, isHeld, type Observation, type ReadContext } from './observation';
+import { boundObservation, clampWall, isHeld, type Observation, type ReadContext } from './observation';
 import { diffLease } from './observe';
-import { TIMING_SLACK_MS, type LeaseChange, type Renewal, type TrackedLease } from './tracked-lease';
+import { narrowedExpiry, TIMING_SLACK_MS, type LeaseChange, type Renewal, type TrackedLease } from './tracked-lease';
+import { readUncertainty } from './transition';
 
 export type AppliedRead = {
   /** Leases whose stored row must change (new, changed, renewed, no longer stale). */
@@ -32,6 +33,11 @@ export function applyRead(known: Map<string, TrackedLease>, observations: readon
     if (prev && observation && isUnchanged(prev, observation, read)) {
       prev.observedAtMono = read.startedMono;
       prev.observedAtWall = read.startedWall;
+      // The same expiry, perhaps narrowed down (as diffLease does; the row shows no such noise).
+      if (prev.state === 'held' && observation.remainingMs !== null) {
+        Object.assign(prev, narrowedExpiry(prev, read.startedMono + observation.remainingMs, readUncertainty(observation, read)));
+        prev.expiresAtWall = clampWall(Math.round(read.startedWall + (prev.expiresAtMono! - read.startedMono)));
+      }
       continue;
     }
     const { next, changes, renewal } = diffLease(prev, observation, read);

@@ -3,7 +3,7 @@
 // bound what the backend said (observation.ts), classify what happened into a Transition
 // (transition.ts), then apply that transition to a new picture of the lease, here.
 import { boundObservation, clampWall, isHeld, type Observation, type ReadContext } from './observation';
-import { newTrackedLease, type DiffResult, type LeaseChange, type Renewal, type TrackedLease } from './tracked-lease';
+import { narrowedExpiry, newTrackedLease, type DiffResult, type LeaseChange, type Renewal, type TrackedLease } from './tracked-lease';
 import { classify, expiryOf, judgementOf, type Judgement, type Transition } from './transition';
 
 export * from './observation';
@@ -161,12 +161,11 @@ const APPLY: Appliers = {
     const n = s as Now & Was;
     n.next.state = 'held';
     n.next.token = n.o.token;
-    // The first reading of a lease whose remaining time was unknown: now it is known.
+    // Not renewed beyond noise, but this reading may still narrow down the same expiry.
     const expiry = expiryOf(n.o, n.j);
-    if (expiry !== null && n.prev.expiresAtMono === null) {
-      n.next.expiresAtMono = expiry;
-      n.next.expiryUncertaintyMs = n.j.uncertainty;
-      n.next.expiresAtWall = toWall(n, expiry);
+    if (expiry !== null) {
+      Object.assign(n.next, narrowedExpiry(n.prev, expiry, n.j.uncertainty));
+      n.next.expiresAtWall = toWall(n, n.next.expiresAtMono!);
     }
     learnTtl(n);
   },

@@ -80,6 +80,21 @@ export type DiffResult = {
 /** Extra slack for timing noise beyond an observation's own precision. */
 export const TIMING_SLACK_MS = 5;
 
+/**
+ * What a reading of the same grant (not renewed beyond noise) says of its expiry, with what
+ * was known. Each estimate is the earliest the expiry can be, so the later of the two is too
+ * (etcd's whole seconds give a new bound at every reading); how late it may be is this
+ * reading's own bound, since an unseen renewal may have moved it past the last one's. A reading
+ * that cannot be squared with the last (the expiry moved back: a holder renewed with a shorter
+ * TTL) is taken as it is.
+ */
+export function narrowedExpiry(prev: Pick<TrackedLease, 'expiresAtMono'>, expiry: number, uncertainty: number): { expiresAtMono: number; expiryUncertaintyMs: number } {
+  const latest = expiry + uncertainty;
+  // Within timing noise of this reading's latest, the last estimate still stands.
+  const earliest = prev.expiresAtMono !== null && prev.expiresAtMono <= latest + TIMING_SLACK_MS ? Math.max(prev.expiresAtMono, expiry) : expiry;
+  return { expiresAtMono: earliest, expiryUncertaintyMs: Math.max(0, latest - earliest) };
+}
+
 /** A lease seen for the first time, before the read that found it is applied. */
 export function newTrackedLease(read: { source: string; backend: Backend; startedMono: number; startedWall: number }, kind: LeaseKind, key: string): TrackedLease {
   return {

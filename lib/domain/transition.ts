@@ -4,9 +4,11 @@
 //
 // Rules (docs/architecture.md, "Judging a read"):
 // - Expiry is estimated as read start + the remaining time the backend reported. The read
-//   start is the earliest the backend could have measured it, so the estimate is never late.
-// - A lease is `expired` only when a read shows it gone (or lapsed) at or after that estimate;
-//   gone earlier means `released`.
+//   start is the earliest the backend could have measured it, so the estimate is never late:
+//   it is the earliest the lease can run out (a renewal only moves that later).
+// - A lease gone by the end of a read that finished before that earliest expiry was given up:
+//   `released`, however coarse the backend's clock (etcd counts whole seconds). Gone (or
+//   lapsed) at or after it is `expired`.
 // - A change of holder is `taken_over` when the old lease was still valid, otherwise
 //   `expired`/`released` followed by `acquired`, and the pair is a failover with its gap.
 // - After a read the collector could not make (an outage, a compacted watch, a handover), it
@@ -45,6 +47,8 @@ export type Transition =
 export type Judgement = {
   /** Observer monotonic time of the read. */
   now: number;
+  /** When the read finished: whatever it found gone was gone by then. */
+  readEnd: number;
   /** How late the real expiry may be compared with this read's estimate. */
   uncertainty: number;
   /** Two estimates differ by more than noise only beyond both of their uncertainties. */
@@ -53,11 +57,15 @@ export type Judgement = {
   afterGap: boolean;
 };
 
+/** How much later than read start + remaining time a lease's expiry may really be: the backend's precision and the read's duration. */
+export const readUncertainty = (observation: Observation | undefined, read: ReadContext) => (observation?.precisionMs ?? 0) + Math.max(0, (read.finishedMono ?? read.startedMono) - read.startedMono);
+
 export function judgementOf(prev: TrackedLease | undefined, observation: Observation | undefined, read: ReadContext): Judgement {
   const now = read.startedMono;
-  const uncertainty = (observation?.precisionMs ?? 0) + Math.max(0, (read.finishedMono ?? now) - now);
+  const uncertainty = readUncertainty(observation, read);
   return {
     now,
+    readEnd: Math.max(now, read.finishedMono ?? now),
     uncertainty,
     slack: uncertainty + (prev?.expiryUncertaintyMs ?? 0) + TIMING_SLACK_MS,
     // A lease that was stale (its source or table could not be read) or unknown (its row could
@@ -124,8 +132,7 @@ function classifyStillHeld(prev: TrackedLease, o: Held, j: Judgement): Transitio
     //    that saw the old holder and this one, and not before its expiry estimate; not when
     //    the candidate's own lease was last kept alive.
     const atMono = oldExpiry !== null ? Math.min(j.now, Math.max(prev.observedAtMono, oldExpiry)) : j.now;
-    const lapsed = oldExpiry !== null && oldExpiry <= atMono + j.slack;
-    return { type: 'handed_to_queued', atMono, cause: lapsed ? 'expired' : 'released' };
+    return { type: 'handed_to_queued', atMono, cause: goneBeforeItCouldExpire(oldExpiry, j) ? 'released' : 'expired' };
   }
   // 5. The old grant ran out before the new one was made, or it was taken over.
   const grantMono = grantTimeOf(o, j, prev.observedAtMono);
@@ -139,10 +146,20 @@ function classifyEnd(prev: TrackedLease, o: Observation | undefined, j: Judgemen
   // ran out at about that time); released if it ended earlier than it could expire.
   const oldExpiry = prev.expiresAtMono;
   const reportedEnd = o ? expiryOf(o, j) : null;
-  const endedEarly = o?.released === true || oldExpiry === null || (reportedEnd !== null ? reportedEnd < oldExpiry - j.slack : oldExpiry > j.now + j.slack);
+  const endedEarly = o?.released === true || oldExpiry === null || (reportedEnd !== null ? reportedEnd < oldExpiry - j.slack : goneBeforeItCouldExpire(oldExpiry, j));
   // Expired: when the backend says it ran out (a lapsed row, a lease proven run out), else at our estimate.
   if (!endedEarly) return { type: 'expired', atMono: reportedEnd !== null ? Math.min(j.now, Math.max(oldExpiry, reportedEnd)) : oldExpiry };
   return { type: 'released', atMono: reportedEnd !== null && reportedEnd <= j.now ? Math.max(prev.observedAtMono, reportedEnd) : j.now };
+}
+
+/**
+ * Gone by the end of this read, and that end came before the earliest moment the old grant
+ * could run out: it was given up, not lost. The estimate's own uncertainty (how much later the
+ * expiry may really be) does not make an early end look like an expiry: it only widens how
+ * late an expiry may be, and a renewal only moves it later still.
+ */
+function goneBeforeItCouldExpire(oldExpiry: number | null, j: Judgement): boolean {
+  return oldExpiry === null || oldExpiry > j.readEnd + TIMING_SLACK_MS;
 }
 
 function classifyAcquired(prev: TrackedLease | undefined, o: Held, j: Judgement): Transition {

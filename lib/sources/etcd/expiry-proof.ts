@@ -5,9 +5,13 @@
 // (ttl-proof.ts): every STEP_MS from the earliest moment its reading can step from 1 to 0, and
 // once more a second after that step. A lease proven run out is named in a hint at once: the
 // collector reads it again and finds it expired (its estimate says so), typically within
-// STEP_MS and two round trips of its expiry. Leases that are renewed in time are read by
-// it only when a renewal is late; with a granted TTL under 3 s nothing can be proven and
-// etcd's revocation settles it, as before.
+// STEP_MS and two round trips of its expiry. Leases that are renewed in time are read by it
+// about once per renewal when their TTL is short (a 3 s TTL renewed every second), and then a
+// reading that shows the renewal is named in a hint too (TELL_AFTER_MS): the collector's
+// estimate of the earliest expiry stays current, so a release right after is judged a release
+// (a stale estimate made a clean release look like a missed renewal). With a granted TTL under
+// 3 s nothing can be proven and etcd's revocation settles an expiry; such a lease is read twice
+// a second so that its releases are judged against a current estimate.
 import { deadlineOf, systemClock, unlessAborted } from '../../time/clock';
 import type { ChangeHint } from '../types';
 import type { EtcdState } from './state';
@@ -31,6 +35,11 @@ const READ_CONCURRENCY = 32;
 const RETRY_MS = 500;
 /** A batch of reads not answered within this is given up on. */
 const BATCH_TIMEOUT_MS = 2_000;
+/** A reading that moves a lease's earliest expiry this far past what the collector was told is told at once. */
+const TELL_AFTER_MS = 250;
+/** The reasons of this loop's hints: a lease proven run out (or found gone), or renewed. */
+export const PROVEN_ENDED = 'its lease ran out, or is gone';
+export const RENEWED = 'its lease was renewed';
 
 /** Puts a lease's next proof read in the queue (or takes it out), after any reading of its TTL. */
 export function scheduleProofRead(state: EtcdState, leaseId: string, reading: TtlReading): void {
@@ -88,7 +97,9 @@ export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint)
       }
       const due = proofReads.takeDue(now, Math.min(READS_PER_ROUND, budget.left));
       budget.left -= due.length;
-      const ranOut = new Set<string>();
+      // Leases proven run out (or found gone), and leases renewed well past what the collector knows.
+      const ended = new Set<string>();
+      const renewed = new Set<string>();
       for (let i = 0; i < due.length && !signal.aborted; i += READ_CONCURRENCY) {
         const batch = due.slice(i, i + READ_CONCURRENCY);
         // A batch that etcd does not answer within BATCH_TIMEOUT_MS is given up on (a stuck call
@@ -98,7 +109,9 @@ export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint)
           const reads = Promise.all(batch.map((id) => readTtl(client, ttlReadings, id, (leaseId, reading) => scheduleProofRead(state, leaseId, reading))));
           const readings = await unlessAborted(reads, deadline.signal, () => new Error('etcd did not answer'));
           batch.forEach((id, index) => {
-            if (readings[index]?.ranOutBy != null) ranOut.add(id);
+            const reading = readings[index];
+            if (!reading || reading.ranOutBy !== null) ended.add(id);
+            else if (reading.earliestEnd - (state.toldEnds.get(id) ?? -Infinity) >= TELL_AFTER_MS) renewed.add(id);
           });
         } catch {
           // etcd did not answer: these leases are read again a little later; the source's polls
@@ -108,7 +121,8 @@ export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint)
           deadline.dispose();
         }
       }
-      if (ranOut.size > 0) onHint({ keys: keysOfLeases(state, ranOut) });
+      if (ended.size > 0) onHint({ keys: keysOfLeases(state, ended), reason: PROVEN_ENDED });
+      if (renewed.size > 0) onHint({ keys: keysOfLeases(state, renewed), reason: RENEWED });
     }
   } finally {
     state.proofLoop = null;

@@ -35,7 +35,8 @@ async function readEverything(state: EtcdState, signal: AbortSignal): Promise<So
     for (const kv of kvs) remember(mirror, kv);
     // Values of keys no longer there are forgotten.
     for (const key of [...values.keys()]) if (!mirror.has(key)) values.delete(key);
-    const observations = await observeAll(state, kvs, true, pollMs);
+    // A full read speaks for every key: one found gone is simply not among the observations.
+    const { observations } = await observeAll(state, kvs, true, pollMs);
     state.lastFullAt = startedAt;
     const status = await clusterStatus(client);
     return { observations, status };
@@ -54,8 +55,8 @@ async function pollOnce(state: EtcdState, snapshot: () => Promise<SourceSnapshot
   try {
     // Keys come from the watch; only the TTLs that are due are read. The cluster's status
     // too (two small calls): a new Raft leader shows within a poll, not at the next full read.
-    const [observations, status] = await Promise.all([observeAll(state, [...state.mirror.values()], false, pollMs, true), clusterStatus(state.client)]);
-    return { kind: 'partial', covered: observations.map((o) => o.key), observations, status };
+    const [{ observations, gone }, status] = await Promise.all([observeAll(state, [...state.mirror.values()], false, pollMs, true), clusterStatus(state.client)]);
+    return { kind: 'partial', covered: [...observations.map((o) => o.key), ...gone], observations, status };
   } catch (error) {
     throw unavailable(state, error, 'reading lease TTLs');
   }
@@ -77,7 +78,7 @@ async function readLeaseKeys(state: EtcdState, keys: string[], signal: AbortSign
       if (String(kv.lease ?? '0') !== '0') learnValue(values, kv);
       remember(mirror, kv);
     }
-    return { covered: keys.map((k) => exactOf(Buffer.from(k, 'latin1'))), observations: await observeAll(state, inScope, false, pollMs) };
+    return { covered: keys.map((k) => exactOf(Buffer.from(k, 'latin1'))), observations: (await observeAll(state, inScope, false, pollMs)).observations };
   } catch (error) {
     throw unavailable(state, error, 'reading');
   }

@@ -66,7 +66,7 @@ const textOf = (values: ValueMemo, kv: IKeyValue) => {
   return 'text' in value ? value.text : '';
 };
 
-function observeElection(values: ValueMemo, name: string, ordered: IKeyValue[], ttl: TtlEstimate | undefined): Observation {
+function observeElection(values: ValueMemo, name: string, ordered: IKeyValue[], ttl: Exclude<TtlEstimate, null> | undefined): Observation {
   const leader = ordered[0]!;
   const problem = problemOf(values, ordered);
   const mutex = ordered.every((kv) => textOf(values, kv) === '');
@@ -78,9 +78,9 @@ function observeElection(values: ValueMemo, name: string, ordered: IKeyValue[], 
     holder: holderOf(leader),
     token: BigInt(leader.create_revision),
     ttlMs: ttl?.ttlMs ?? null,
-    // null: its TTL has not been read yet (the key exists, so it is held); 0: the lease was
-    // found gone when it was read, or proven to have run out (ttl-proof.ts).
-    remainingMs: ttl === undefined ? null : ttl ? ttl.remainingMs : 0,
+    // null: its TTL has not been read yet (the key exists, so it is held); below 0: proven to
+    // have run out (ttl-proof.ts).
+    remainingMs: ttl?.remainingMs ?? null,
     precisionMs: 1_000,
     candidates: ordered.slice(1).map((kv) => ({ holder: holderOf(kv), token: BigInt(kv.create_revision) })),
     detail: {
@@ -91,7 +91,7 @@ function observeElection(values: ValueMemo, name: string, ordered: IKeyValue[], 
   };
 }
 
-function observeSingle(values: ValueMemo, kv: IKeyValue, ttl: TtlEstimate | undefined): Observation {
+function observeSingle(values: ValueMemo, kv: IKeyValue, ttl: Exclude<TtlEstimate, null> | undefined): Observation {
   const problem = problemOf(values, [kv]);
   return {
     ...(problem ? { problem } : {}),
@@ -100,7 +100,7 @@ function observeSingle(values: ValueMemo, kv: IKeyValue, ttl: TtlEstimate | unde
     holder: textOf(values, kv) === '' ? null : textOf(values, kv),
     token: BigInt(kv.create_revision),
     ttlMs: ttl?.ttlMs ?? null,
-    remainingMs: ttl === undefined ? null : ttl ? ttl.remainingMs : 0,
+    remainingMs: ttl?.remainingMs ?? null,
     precisionMs: 1_000,
     candidates: [],
     detail: { layout: 'single key with a lease', leaseId: BigInt(String(kv.lease)).toString(16) },
@@ -108,14 +108,18 @@ function observeSingle(values: ValueMemo, kv: IKeyValue, ttl: TtlEstimate | unde
 }
 
 /**
- * Observations of the leases among `kvs`. `onlyRead`: only those whose TTL was read now
- * (a poll while the watch is live: the others have nothing new to say).
+ * Observations of the leases among `kvs`, and the lease keys found gone: a key whose lease etcd
+ * answered it no longer has was deleted with it (a revocation deletes a lease's keys in the
+ * same step), whether its holder revoked it or it ran out. Such a key is gone, not "run out
+ * now": how it ended is judged by when it went (lib/domain/transition.ts), and an election
+ * whose leader went is led by the next candidate. `onlyRead`: only the leases whose TTL was
+ * read now (a poll while the watch is live: the others have nothing new to say).
  */
-export async function observeAll(state: EtcdState, kvs: IKeyValue[], forget: boolean, pollMs: number, onlyRead = false): Promise<Observation[]> {
+export async function observeAll(state: EtcdState, kvs: IKeyValue[], forget: boolean, pollMs: number, onlyRead = false): Promise<{ observations: Observation[]; gone: string[] }> {
   const { ttlReadings, values } = state;
-  const { elections, singles } = group(kvs);
-  const ordered = [...elections].map(([name, candidates]) => [name, leaderOf(candidates)] as const);
-  const leases = [...ordered.map(([, c]) => String(c[0]!.lease)), ...singles.map((kv) => String(kv.lease))];
+  const first = group(kvs);
+  const leaders = [...first.elections.values()].map((candidates) => String(leaderOf(candidates)[0]!.lease));
+  const leases = [...leaders, ...first.singles.map((kv) => String(kv.lease))];
   const readNow = new Set<string>();
   const ttls = await leaseTtls(state.client, ttlReadings, leases, pollMs, readNow, (id, reading) => scheduleProofRead(state, id, reading));
   // After a full read, readings of leases no longer seen are dropped.
@@ -123,12 +127,30 @@ export async function observeAll(state: EtcdState, kvs: IKeyValue[], forget: boo
     for (const id of [...ttlReadings.keys()]) {
       if (ttls.has(id)) continue;
       ttlReadings.delete(id);
+      state.toldEnds.delete(id);
       state.proofReads.delete(id);
     }
   }
-  const wanted = (lease: string) => !onlyRead || readNow.has(lease);
-  return [
-    ...ordered.filter(([, c]) => wanted(String(c[0]!.lease))).map(([name, candidates]) => observeElection(values, name, candidates, ttls.get(String(candidates[0]!.lease)))),
-    ...singles.filter((kv) => wanted(String(kv.lease))).map((kv) => observeSingle(values, kv, ttls.get(String(kv.lease)))),
+  const goneLeases = new Set(leases.filter((id) => ttls.get(id) === null));
+  const { elections, singles } = goneLeases.size ? group(kvs.filter((kv) => !goneLeases.has(String(kv.lease)))) : first;
+  const gone = [
+    ...first.singles.filter((kv) => goneLeases.has(String(kv.lease))).map((kv) => exactOf(kv.key)),
+    ...[...first.elections.keys()].filter((name) => !elections.has(name)).map((name) => exactOf(Buffer.from(name, 'latin1'))),
   ];
+  const wanted = (lease: string) => !onlyRead || readNow.has(lease);
+  const estimateOf = (lease: string) => {
+    const ttl = ttls.get(lease);
+    if (ttl) state.toldEnds.set(lease, ttlReadings.get(lease)?.earliestEnd ?? -Infinity);
+    return ttl ?? undefined;
+  };
+  const observations: Observation[] = [];
+  for (const [name, candidates] of elections) {
+    const ordered = leaderOf(candidates);
+    // A poll speaks for an election whose leader's TTL it read, or whose leader it found gone.
+    const before = first.elections.get(name)!;
+    if (!wanted(String(ordered[0]!.lease)) && !(before.length !== candidates.length && wanted(String(leaderOf(before)[0]!.lease)))) continue;
+    observations.push(observeElection(values, name, ordered, estimateOf(String(ordered[0]!.lease))));
+  }
+  for (const kv of singles) if (wanted(String(kv.lease))) observations.push(observeSingle(values, kv, estimateOf(String(kv.lease))));
+  return { observations, gone };
 }

@@ -17,6 +17,12 @@ export type EtcdState = {
   lastRevision: string | null;
   readonly values: ValueMemo;
   readonly ttlReadings: Map<string, TtlReading>;
+  /**
+   * Per lease, the earliest expiry the collector was last told (in an observation): a reading
+   * of the expiry-proof loop that moves it well past this is told at once (expiry-proof.ts),
+   * so that a release just after is judged against an expiry estimate no older than that.
+   */
+  readonly toldEnds: Map<string, number>;
   // The keys under the prefixes, kept current by full reads, targeted reads and the watch:
   // while the watch is live, a poll builds on it instead of reading every key again.
   readonly mirror: Map<string, IKeyValue>;
@@ -37,6 +43,7 @@ export function createEtcdState(config: EtcdSourceConfig, defaultPollMs: number)
     lastRevision: null,
     values: new Map(),
     ttlReadings: new Map(),
+    toldEnds: new Map(),
     mirror: new Map(),
     watchLive: false,
     watchLiveSince: Infinity,

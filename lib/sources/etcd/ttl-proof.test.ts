@@ -80,11 +80,13 @@ describe('etcd expiry proof', () => {
     expect(late?.zero).toEqual({ startedAt: 2_500, finishedAt: 2_502 });
   });
 
-  it('makes no proof for a granted TTL under 3 s, and none once proven or gone', () => {
-    expect(nextProofReadAt(nextReading(undefined, 1, 2_000, 0, 2), STEP)).toBeNull();
+  it('makes no proof for a granted TTL under 3 s (but reads it every 500 ms to know its earliest expiry), and none once proven or gone', () => {
+    expect(nextProofReadAt(nextReading(undefined, 1, 2_000, 0, 2), STEP)).toBe(502);
     expect(nextProofReadAt(null, STEP)).toBeNull();
     const zero = nextReading(undefined, 0, 2_000, 0, 2);
     expect(nextReading(zero, 0, 2_000, 1_100, 1_102)?.ranOutBy).toBeNull();
+    const proven = nextReading(nextReading(nextReading(undefined, 1, 3_000, 0, 2), 0, 3_000, 100, 102), 0, 3_000, 1_115, 1_117);
+    expect(nextProofReadAt(proven, STEP)).toBeNull();
   });
 
   // Leases kept alive every third of their TTL (some keepalives late, up to the whole TTL) until

@@ -8,9 +8,8 @@
 // lessor, which extends every lease) sets E to at least its own moment + the granted TTL; E
 // never moves back.
 //
-// So one reading of 0 proves nothing, but two do. Readings b and c, both 0 (or c finds the
-// lease gone), where c started at least 1 s after b finished and finished within the granted
-// TTL − 1 s of b's start:
+// So one reading of 0 proves nothing, but two do. Readings b and c, both 0, where c started
+// at least 1 s after b finished and finished within the granted TTL − 1 s of b's start:
 //   - at b, E < t_b + 1 s ≤ t_c;
 //   - a keepalive between them would have left at least (granted − (t_c − t_b)) > 1 s at c,
 //     and c would have read 1 or more;
@@ -21,12 +20,21 @@
 // The readings that make the proof quick: from the earliest moment the 1 → 0 step can come
 // (the earliest expiry − 1 s) the lease is read every few tens of ms; b is the first 0, just
 // after E − 1 s; c one second after b, just after E.
+//
+// A lease that is gone proves nothing about how it ended: revoked by its holder (a release) or
+// by the lessor (run out) read the same, -1. What the readings give a release is the earliest
+// expiry, kept current: a lease gone before that moment was released (lib/domain/transition.ts).
+// With a granted TTL under 3 s no proof can be made, but the earliest expiry still has to be
+// known to better than the time between renewals, or a release just before the next renewal
+// looks like an expiry: such a lease is read every SHORT_TTL_EVERY of (granted − 1 s).
 
 /** Between b and c: a second on etcd's clock, plus a little for the two clocks' rates. */
 const SECOND_MS = 1_000;
 const RATE_MARGIN_MS = 10;
 /** The smallest granted TTL a proof can be made for. */
 export const MIN_PROVABLE_TTL_MS = 3_000;
+/** A lease whose TTL is too short for a proof is read every this much of (granted − 1 s). */
+const SHORT_TTL_EVERY = 0.5;
 
 export type TtlReading = {
   /** The remaining time etcd reported (whole seconds, as ms): at least this much was left at `readAt`. */
@@ -67,12 +75,14 @@ export function nextReading(prev: TtlReading | undefined, seconds: number, grant
 }
 
 /**
- * When the lease should next be read to prove, quickly, that it ran out if it does: null when no
- * proof can be made (gone, proven, granted TTL under 3 s). From the earliest moment its
- * reading can step from 1 to 0, every `stepMs`; after that step, 1 s later.
+ * When the lease should next be read to prove, quickly, that it ran out if it does: null when
+ * there is nothing more to learn (gone, proven). From the earliest moment its reading can step
+ * from 1 to 0, every `stepMs`; after that step, 1 s later. A granted TTL under 3 s cannot be
+ * proven: it is read every half of (granted − 1 s), which keeps its earliest expiry current.
  */
 export function nextProofReadAt(reading: TtlReading, stepMs: number): number | null {
-  if (!reading || reading.ranOutBy !== null || reading.ttlMs < MIN_PROVABLE_TTL_MS) return null;
+  if (!reading || reading.ranOutBy !== null) return null;
+  if (reading.ttlMs < MIN_PROVABLE_TTL_MS) return reading.readAt + Math.max(stepMs, SHORT_TTL_EVERY * (reading.ttlMs - SECOND_MS));
   if (reading.zero) return reading.zero.finishedAt + SECOND_MS + RATE_MARGIN_MS;
   return Math.max(reading.earliestEnd - SECOND_MS, reading.readAt + stepMs);
 }

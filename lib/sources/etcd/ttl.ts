@@ -16,7 +16,7 @@ const TTL_READS_PER_POLL = 1_000;
 const TTL_READ_CONCURRENCY = 32;
 
 export type { TtlReading } from './ttl-proof';
-/** A lease's current estimate; null: found gone at its last reading, or proven to have run out (ttl-proof.ts). */
+/** A lease's current estimate (remainingMs below 0 when proven to have run out, ttl-proof.ts); null: found gone at its last reading. */
 export type TtlEstimate = { remainingMs: number | null; ttlMs: number } | null;
 
 /** Reads one lease's TTL and records what it shows with what was read of it before; `onRead` hears the new picture. */
@@ -78,7 +78,9 @@ export async function leaseTtls(
       result.set(id, { remainingMs: Math.min(0, Math.round(reading.earliestEnd - after)), ttlMs: reading.ttlMs });
       continue;
     }
-    const left = reading ? Math.round(reading.remainingMs - (after - reading.readAt)) : 0;
+    // The earliest expiry over every reading so far: a reading of 1 s made just before another
+    // of 0 still says more than the 0 does.
+    const left = reading ? Math.round(reading.earliestEnd - after) : 0;
     result.set(id, reading ? { remainingMs: left > 0 ? left : null, ttlMs: reading.ttlMs } : null);
   }
   return result;
