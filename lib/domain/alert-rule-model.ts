@@ -14,7 +14,7 @@ export type AlertRuleParams = {
   afterMs?: number;
   /** leaderless: also locks that were held and are not now (default: elections only). */
   includeLocks?: boolean;
-  /** failover, token_regression, force_action: resolved by itself after this long without a repeat. */
+  /** missed_renewal, failover, token_regression, force_action: resolved by itself after this long without a repeat. */
   resolveAfterMs?: number;
 };
 
@@ -30,7 +30,11 @@ export type AlertRule = {
 
 /** Each rule type's defaults, and whether its alerts resolve by themselves (event rules). */
 export const RULE_DEFAULTS: Record<AlertRuleType, { params: AlertRuleParams; severity: AlertSeverity; describe: string }> = {
-  missed_renewal: { params: {}, severity: 'critical', describe: 'a held lease reached its deadline without renewal or release' },
+  // An event: resolved when the lease is held again or released, or by itself after
+  // resolveAfterMs. A lease the backend deleted when it ran out (an etcd or Redis key) and that
+  // nobody takes again no longer exists: its alert must not fire (and be re-sent) for ever.
+  // What lasts, an election or lock left without a holder, is `leaderless`'s to say.
+  missed_renewal: { params: { resolveAfterMs: 900_000 }, severity: 'critical', describe: 'a held lease reached its deadline without renewal or release' },
   late_renewal: { params: { marginPercent: 20 }, severity: 'warning', describe: 'a renewal with less than marginPercent % of the TTL left' },
   failover: { params: { resolveAfterMs: 300_000 }, severity: 'warning', describe: 'a change of holder, with the gap' },
   flapping: { params: { changes: 3, windowMs: 600_000 }, severity: 'warning', describe: 'more than `changes` changes of holder within `windowMs`' },

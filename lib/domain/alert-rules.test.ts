@@ -27,7 +27,7 @@ describe('AlertEvaluator', () => {
     const e = new AlertEvaluator([rule('missed_renewal'), rule('failover')]);
     const expired = e.apply({ type: 'change', lease: lease({ state: 'expired', holder: null, lastHolder: 'a' }), change: change('expired', { previousHolder: 'a', previousToken: '7' }) }, 1000);
     expect(ops(expired)).toEqual(['raise missed_renewal pg/leases/digest']);
-    expect(expired[0]).toMatchObject({ facts: { previousHolder: 'a', previousToken: '7' }, resolveAfterMs: null });
+    expect(expired[0]).toMatchObject({ facts: { previousHolder: 'a', previousToken: '7' }, resolveAfterMs: 900_000 });
     const acquired = e.apply({ type: 'change', lease: lease({ holder: 'b', token: '8' }), change: change('acquired', { holder: 'b', previousHolder: 'a', token: '8', previousToken: '7', gapMs: 1200 }) }, 2200);
     expect(ops(acquired)).toEqual(['clear missed_renewal pg/leases/digest', 'raise failover pg/leases/digest']);
     expect(acquired[1]).toMatchObject({ facts: { gapMs: 1200, holder: 'b', previousHolder: 'a' }, resolveAfterMs: 300_000 });

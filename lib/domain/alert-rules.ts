@@ -161,7 +161,7 @@ export class AlertEvaluator {
           previousHolder: change.previousHolder,
           previousToken: change.previousToken,
           ttlMs: lease.ttlMs,
-        }, null);
+        }, paramOf(rule, 'resolveAfterMs'));
       }
       return;
     }
