@@ -6,7 +6,10 @@
 //      send it without the browser asking first (CORS preflight, which is not answered);
 //   3. size: a Content-Length above the limit is refused before reading anything, and a body
 //      without one is read only up to the limit (413);
-//   4. UTF-8, then JSON.parse (400 invalid_body).
+//   4. UTF-8, then JSON.parse (400 invalid_body);
+//   5. no string in it (nor a member's name) holds U+0000, which PostgreSQL cannot store in
+//      text or jsonb (22021): one rule for every body, so that no schema can forget it; a 400
+//      that names the field, where it would otherwise have been a 500 from the store.
 import { guardRequest } from './guard';
 import { quoted, RequestRefusedError } from './refusal';
 
@@ -27,7 +30,28 @@ export async function readJsonBody(request: Request, options: ReadJsonOptions = 
 export async function readJsonText(request: Request, options: ReadJsonOptions = {}): Promise<{ json: unknown; text: string }> {
   const limit = options.limitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   guardRequest(request);
+  checkJsonType(request);
+  checkDeclaredSize(request, limit);
+  return parseJsonBytes(await readUpTo(request, limit));
+}
 
+/**
+ * The JSON body of a route whose body is optional (sign-out, replay), or undefined when it has
+ * none. An empty body is no body: `fetch(url, { method: 'POST' })` sends `Content-Length: 0`
+ * and no Content-Type, and is answered as if it had sent nothing, not with a 415. Anything
+ * else is checked as readJsonBody checks it.
+ */
+export async function readOptionalJsonBody(request: Request, options: ReadJsonOptions = {}): Promise<unknown> {
+  const limit = options.limitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  guardRequest(request);
+  checkDeclaredSize(request, limit);
+  const bytes = await readUpTo(request, limit);
+  if (bytes.byteLength === 0) return undefined;
+  checkJsonType(request);
+  return parseJsonBytes(bytes).json;
+}
+
+function checkJsonType(request: Request) {
   const type = request.headers.get('content-type');
   if (!isJsonContentType(type)) {
     throw new RequestRefusedError(
@@ -37,22 +61,29 @@ export async function readJsonText(request: Request, options: ReadJsonOptions = 
       { Accept: 'application/json' },
     );
   }
+}
 
+function checkDeclaredSize(request: Request, limit: number) {
   const declared = request.headers.get('content-length');
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge(limit, `${declared} bytes`);
+}
 
-  const bytes = await readUpTo(request, limit);
+function parseJsonBytes(bytes: Uint8Array): { json: unknown; text: string } {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     throw invalidBody('The body is not valid UTF-8 text.');
   }
+  let json: unknown;
   try {
-    return { json: JSON.parse(text) as unknown, text };
+    json = JSON.parse(text);
   } catch {
     throw invalidBody(text.trim() === '' ? 'The body is empty: a JSON value was expected.' : 'The body is not valid JSON.');
   }
+  const nul = nulPath(json, []);
+  if (nul) throw invalidBody(`${nul.length ? `The field "${nul.join('.')}"` : 'The body'} holds the character U+0000 (NUL), which cannot be stored: leave it out.`);
+  return { json, text };
 }
 
 /** application/json, with at most a charset parameter of utf-8. */
@@ -61,6 +92,25 @@ export function isJsonContentType(value: string | null): boolean {
   const [essence, ...parameters] = value.split(';').map((part) => part.trim().toLowerCase());
   if (essence !== 'application/json') return false;
   return parameters.every((parameter) => parameter === '' || /^charset="?utf-8"?$/.test(parameter));
+}
+
+/**
+ * Where the first string (or member name) holding U+0000 is in a parsed JSON value, as the
+ * path of member names and indexes (shown cut to 60 characters each), or null. The value is
+ * no larger than the body limit, so the walk is bounded by it; JSON nests only as deep as
+ * JSON.parse let it.
+ */
+function nulPath(value: unknown, path: string[]): string[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (value === null || typeof value !== 'object') return null;
+  const entries = Array.isArray(value) ? value.map((item, index) => [String(index), item] as const) : Object.entries(value);
+  for (const [name, item] of entries) {
+    const here = [...path, quoted(name).slice(1, -1)];
+    if (name.includes('\u0000')) return here;
+    const found = nulPath(item, here);
+    if (found) return found;
+  }
+  return null;
 }
 
 /** The body's bytes; stops reading (and cancels the rest) as soon as it has more than `limit`. */

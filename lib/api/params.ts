@@ -11,10 +11,26 @@ import { CONTROL, cursorParam, leaseEventsQuery, leaseRenewalsQuery, leasesQuery
 export class InvalidParameterError extends RequestError {
   readonly status = 400;
   readonly code = 'invalid_parameter';
-  constructor(readonly parameter: string, expected: string, found: string | null) {
-    super(`The query parameter "${parameter}" must be ${expected}${found === null ? '' : `, not ${quoted(found)}`}.`);
+  constructor(readonly parameter: string, expected: string, found: string | null, where: 'query' | 'path' = 'query') {
+    super(`The ${where} parameter "${parameter}" must be ${expected}${found === null ? '' : `, not ${quoted(found)}`}.`);
     this.name = 'InvalidParameterError';
   }
+}
+
+/** The longest id of a user, token, endpoint, rule or silence (they are UUIDs, rule ids and such: far shorter). */
+export const MAX_PATH_ID_CHARS = 200;
+
+/**
+ * The `{id}` of /api/v1/users/{id}, /tokens/{id}, /webhooks/{id}[/test|/replay],
+ * /alert-rules/{id} and /silences/{id}, checked before the store is asked: an id with a control
+ * character (U+0000 cannot even be put in a query) or longer than any id names nothing, and is
+ * a 400 that says so rather than a 404 or a 500.
+ */
+export async function pathId(params: Promise<{ id: string }>): Promise<string> {
+  const { id } = await params;
+  if (id.length > MAX_PATH_ID_CHARS) throw new InvalidParameterError('id', `at most ${MAX_PATH_ID_CHARS} characters long, not ${id.length}`, null, 'path');
+  if (CONTROL.test(id) || id === '') throw new InvalidParameterError('id', 'an id without control characters', id, 'path');
+  return id;
 }
 
 export class NotFoundError extends RequestError {

@@ -218,6 +218,115 @@ test.describe('point 10: Host, Origin, Content-Type and body size', () => {
   });
 });
 
+// ---------------------------------------------------------------------------- NUL, and empty bodies
+
+test.describe('U+0000 wherever a string would reach the store: a 400 naming where, never a 500', () => {
+  // PostgreSQL cannot hold U+0000 in text or jsonb (22021): each of these was a 500 with a stack
+  // trace in the log, the sign-in one unauthenticated and not counted against the sign-in limit.
+  const admin = (): [string, string] => ['Authorization', `Bearer ${credentials(EMBEDDED_URL).tokens.admin}`];
+  const call = (method: string, target: string, body?: unknown, auth = true) =>
+    send(EMBEDDED, {
+      method,
+      target,
+      headers: [['Host', `127.0.0.1:${EMBEDDED}`], ...(auth ? [admin()] : []), ...(body === undefined ? [] : ([['Content-Type', 'application/json']] as [string, string][]))],
+      ...(body === undefined ? {} : { body: new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body)) }),
+    });
+
+  const PATH_IDS: [string, string, unknown?][] = [
+    ['DELETE', '/api/v1/tokens/{id}'],
+    ['GET', '/api/v1/webhooks/{id}'],
+    ['PATCH', '/api/v1/webhooks/{id}', {}],
+    ['DELETE', '/api/v1/webhooks/{id}'],
+    ['POST', '/api/v1/webhooks/{id}/test'],
+    ['POST', '/api/v1/webhooks/{id}/replay', {}],
+    ['PATCH', '/api/v1/users/{id}', { role: 'viewer' }],
+    ['PATCH', '/api/v1/alert-rules/{id}', { enabled: true }],
+    ['DELETE', '/api/v1/alert-rules/{id}'],
+    ['DELETE', '/api/v1/silences/{id}'],
+  ];
+  test('in every path id', async () => {
+    for (const [method, path, body] of PATH_IDS) {
+      for (const id of ['%00', 'a%00b', 'a%1Fb', 'x'.repeat(300)]) {
+        const response = await call(method, path.replace('{id}', id), body);
+        const what = `${method} ${path.replace('{id}', id.slice(0, 20))}`;
+        expect(response.status, `${what}: ${response.body}`).toBe(400);
+        expect(json(response).error, what).toBe('invalid_parameter');
+        expect(json(response).message, what).toContain('The path parameter "id"');
+      }
+    }
+  });
+
+  const BODIES: { method: string; target: string; body: Record<string, unknown>; anonymous?: boolean }[] = [
+    { method: 'POST', target: '/api/v1/auth/login', body: { name: 'someone', password: 'not-the-password' }, anonymous: true },
+    { method: 'POST', target: '/api/v1/auth/logout', body: { everywhere: true } },
+    { method: 'POST', target: '/api/v1/users', body: { name: 'nul-user', role: 'viewer', password: 'a-long-enough-password' } },
+    { method: 'PATCH', target: '/api/v1/users/nobody', body: { role: 'viewer', password: 'a-long-enough-password' } },
+    { method: 'POST', target: '/api/v1/tokens', body: { name: 'nul-token', role: 'viewer' } },
+    { method: 'POST', target: '/api/v1/webhooks', body: { name: 'nul-hook', url: 'http://127.0.0.1:9/hook', format: 'pagerduty', secret: `whsec_${'A'.repeat(32)}`, routingKey: 'R0UT1NGKEY0000000000000000000000', rules: ['missed_renewal', 'default-failover'] } },
+    { method: 'PATCH', target: '/api/v1/webhooks/nope', body: { name: 'nul-hook', url: 'http://127.0.0.1:9/hook', format: 'native', rules: ['failover'], routingKey: 'key', rotateSecret: `whsec_${'B'.repeat(32)}` } },
+    { method: 'POST', target: '/api/v1/webhooks/nope/replay', body: { deliveryId: '1' } },
+    { method: 'POST', target: '/api/v1/alert-rules', body: { name: 'nul-rule', type: 'missed_renewal', severity: 'warning', scope: 'lease:demo/*', params: { resolveAfterMs: 60_000 } } },
+    { method: 'PATCH', target: '/api/v1/alert-rules/nope', body: { name: 'renamed', severity: 'info', scope: 'source:demo' } },
+    { method: 'POST', target: '/api/v1/silences', body: { scope: 'source:demo', ruleType: 'failover', startsAt: new Date().toISOString(), durationMs: 60_000, reason: 'a maintenance window' } },
+    { method: 'POST', target: '/api/v1/leases/demo%2Fx/force-expire', body: { expectedHolder: 'worker-1', expectedToken: '1', reason: 'stuck for an hour now' } },
+    { method: 'POST', target: '/api/v1/leases/demo%2Fx/force-release', body: { expectedHolder: 'worker-1', expectedToken: null, reason: 'stuck for an hour now', acknowledgeUnfenced: true } },
+    { method: 'POST', target: '/api/v1/demo', body: { faults: false } },
+    { method: 'POST', target: '/api/v1/demo/inbox', body: { type: 'alert.firing' }, anonymous: true },
+  ];
+  /** Every string in a value, as its path of member names and indexes. */
+  const strings = (value: unknown, path: string[] = []): string[][] =>
+    typeof value === 'string' ? [path] : value !== null && typeof value === 'object' ? Object.entries(value).flatMap(([name, item]) => strings(item, [...path, name])) : [];
+  const withNul = (value: unknown, path: string[]): unknown => {
+    if (path.length === 0) return `${value as string}\u0000`;
+    const copy = (Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) }) as Record<string, unknown>;
+    copy[path[0]!] = withNul(copy[path[0]!], path.slice(1));
+    return copy;
+  };
+
+  test('in every string of every body, and in a member name', async () => {
+    let checked = 0;
+    for (const { method, target, body, anonymous } of BODIES) {
+      const cases: [string, unknown][] = [...strings(body).map((path): [string, unknown] => [path.join('.'), withNul(body, path)]), ['x\\x00', { ...body, 'x\u0000': 1 }]];
+      for (const [field, hostile] of cases) {
+        const response = await call(method, target, hostile, !anonymous);
+        const what = `${method} ${target} with U+0000 in "${field}"`;
+        expect(response.status, `${what}: ${response.body}`).toBe(400);
+        expect(json(response), what).toMatchObject({ error: 'invalid_body', message: expect.stringContaining(`"${field}"`) });
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(40);
+    // A body that is itself such a string: named as the body.
+    expect(json(await call('POST', '/api/v1/tokens', '"\\u0000"')).message).toContain('The body holds the character U+0000');
+  });
+});
+
+test.describe('an empty body is no body', () => {
+  test("sign-out by the console's own bodiless fetch (Content-Length: 0) ends the session", async ({ page }) => {
+    await page.goto('/api/health/live');
+    const answer = await page.evaluate(async (user) => {
+      const me = async () => ((await (await fetch('/api/v1/auth/me')).json()) as { signedIn: boolean }).signedIn;
+      await fetch('/api/v1/auth/login', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(user) });
+      const before = await me();
+      const logout = await fetch('/api/v1/auth/logout', { method: 'POST' });
+      return { before, status: logout.status, body: await logout.json(), after: await me() };
+    }, credentials(EMBEDDED_URL).users.operator);
+    expect(answer).toEqual({ before: true, status: 200, body: { signedIn: false }, after: false });
+  });
+
+  test('sign-out and replay with Content-Length: 0 and no Content-Type are answered as without a body', async () => {
+    const empty = (target: string, auth: [string, string][] = []) =>
+      send(EMBEDDED, { method: 'POST', target, headers: [['Host', `127.0.0.1:${EMBEDDED}`], ...auth], body: new Uint8Array(0), bodyMode: 'length' });
+    const logout = await empty('/api/v1/auth/logout');
+    expect([logout.status, logout.body]).toEqual([200, JSON.stringify({ signedIn: false })]);
+    const replay = await empty('/api/v1/webhooks/nope/replay', [['Authorization', `Bearer ${credentials(EMBEDDED_URL).tokens.admin}`]]);
+    expect([replay.status, json(replay).error]).toEqual([404, 'not_found']); // through to the route's work
+    // A body that is not empty still has to be JSON.
+    const text = await send(EMBEDDED, { method: 'POST', target: '/api/v1/auth/logout', headers: [['Host', `127.0.0.1:${EMBEDDED}`], ['Content-Type', 'text/plain']], body: new TextEncoder().encode('x') });
+    expect(text.status).toBe(415);
+  });
+});
+
 // ---------------------------------------------------------------------------- the fuzz
 
 const HOSTILE = [
@@ -275,7 +384,23 @@ const ROUTES: Route[] = [
   { path: () => '/api/v1/audit.csv', params: ['since', 'until', 'actor', 'lease', 'phase', 'limit'] },
   { path: () => '/api/v1/users', params: [] },
   { path: () => '/api/v1/tokens', params: [] },
+  { path: () => '/api/v1/auth/logout', params: [] },
+  { path: () => '/api/v1/webhooks', params: [] },
+  { path: () => '/api/v1/alert-rules', params: [] },
+  { path: () => '/api/v1/silences', params: [] },
+  { path: () => '/api/v1/alerts', params: ['state', 'limit', 'cursor'] },
+  // The admin routes with an id of their own: any id, hostile ones (U+0000, %ZZ, 10 kB) included.
+  { path: (id) => `/api/v1/users/${id}`, params: [], id: true },
+  { path: (id) => `/api/v1/tokens/${id}`, params: [], id: true },
+  { path: (id) => `/api/v1/webhooks/${id}`, params: [], id: true },
+  { path: (id) => `/api/v1/webhooks/${id}/test`, params: [], id: true },
+  { path: (id) => `/api/v1/webhooks/${id}/replay`, params: [], id: true },
+  { path: (id) => `/api/v1/alert-rules/${id}`, params: [], id: true },
+  { path: (id) => `/api/v1/silences/${id}`, params: [], id: true },
 ];
+
+/** Bodies shaped like the admin routes' own, with hostile values (U+0000 among them) in their fields. */
+const FIELDS = ['name', 'password', 'role', 'url', 'format', 'secret', 'routingKey', 'rules', 'type', 'scope', 'severity', 'reason', 'expectedHolder', 'expectedToken', 'deliveryId', 'ruleType', 'startsAt', 'everywhere'];
 
 const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', 'application/json; charset=latin1', '', 'application/json\u0085'];
 
@@ -305,6 +430,7 @@ function requestArbitrary(port: number, knownIds: string[]) {
       data: fc.oneof(
         fc.constantFrom('{"faults":true}', '{"faults":false}', '{"faults":1}', '{"faults":true,"x":1}', '[]', 'null', '', '{', '\u0000', '"x"'),
         fc.json().map((text) => text),
+        fc.dictionary(fc.constantFrom(...FIELDS), fc.oneof(value, fc.array(value, { maxLength: 3 })), { maxKeys: 5 }).map((fields) => JSON.stringify(fields)),
         fc.uint8Array({ maxLength: 4_096 }),
         fc.constantFrom(1_024, 1_025, 65_537, 2_000_000).map((size) => new Uint8Array(size).fill(0x20)),
       ),

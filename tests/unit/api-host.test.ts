@@ -2,7 +2,7 @@
 // LEASEHOLD_ALLOWED_HOSTS setting (lib/config/schema.ts): issue 13, point 10.
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { isJsonContentType, readJsonBody } from '../../lib/api/body';
+import { isJsonContentType, readJsonBody, readOptionalJsonBody } from '../../lib/api/body';
 import { checkHost, checkOrigin, hostAllowed, hostRule, machineHosts, parseAllowedHosts, parseHostPattern } from '../../lib/api/host';
 import { RequestRefusedError } from '../../lib/api/refusal';
 import { ConfigError, loadConfig } from '../../lib/config';
@@ -198,6 +198,38 @@ describe('readJsonBody', () => {
     expect(await outcome(post('{"faults":true}', { host: 'evil.example' }))).toMatchObject({ status: 421 });
     expect(await outcome(post('{"faults":true}', { origin: 'https://evil.example' }))).toMatchObject({ status: 403 });
     expect(await outcome(post('{"faults":true}', { origin: 'http://127.0.0.1:3000' }))).toEqual({ value: { faults: true } });
+  });
+
+  it.each([
+    ['{"reason":"stuck\\u0000"}', 'The field "reason"'],
+    ['{"rules":["failover","x\\u0000"]}', 'The field "rules.1"'],
+    ['{"params":{"a":{"b":"\\u0000"}}}', 'The field "params.a.b"'],
+    ['{"x\\u0000":1}', 'The field "x\\x00"'],
+    ['"\\u0000"', 'The body holds'],
+  ])('U+0000 anywhere in %s is a 400 naming where (PostgreSQL cannot store it)', async (body, named) => {
+    const request = post(body);
+    const error = await readJsonBody(request).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RequestRefusedError);
+    expect(error).toMatchObject({ status: 400, code: 'invalid_body' });
+    expect((error as Error).message).toContain(named);
+  });
+
+  it('an escaped backslash before u0000 is just text', async () => {
+    expect(await outcome(post('{"reason":"C:\\\\u0000"}'))).toEqual({ value: { reason: 'C:\\u0000' } });
+  });
+
+  it('an optional body: empty (Content-Length: 0, no Content-Type) is none; anything else is checked as readJsonBody checks it', async () => {
+    const bare = (body: BodyInit | null, headers: Record<string, string> = {}) =>
+      new Request('http://127.0.0.1:3000/api/v1/auth/logout', { method: 'POST', body, headers: { host: '127.0.0.1:3000', ...headers } });
+    const optional = (request: Request) => readOptionalJsonBody(request).catch((e: unknown) => e);
+    expect(await optional(bare(null))).toBeUndefined();
+    expect(await optional(bare(new Uint8Array(0), { 'content-length': '0' }))).toBeUndefined();
+    expect(await optional(bare('', { 'content-type': 'text/plain' }))).toBeUndefined();
+    expect(await optional(bare('{"everywhere":true}', { 'content-type': 'application/json' }))).toEqual({ everywhere: true });
+    expect(await optional(bare('{"everywhere":true}', { 'content-type': 'text/plain' }))).toMatchObject({ status: 415 });
+    expect(await optional(bare('{"everywhere":true}'))).toMatchObject({ status: 415 });
+    expect(await optional(bare('{"x":"\\u0000"}', { 'content-type': 'application/json' }))).toMatchObject({ status: 400 });
+    expect(await optional(bare('', { host: 'evil.example' }))).toMatchObject({ status: 421 });
   });
 
   it('isJsonContentType', () => {

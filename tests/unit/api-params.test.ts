@@ -13,6 +13,7 @@ import {
   parseLimit,
   parseSince,
   parseTypes,
+  pathId,
 } from '../../lib/api/params';
 import { InvalidLeaseIdError } from '../../lib/domain/lease-id';
 
@@ -212,5 +213,19 @@ describe('lease ids from the path', () => {
     [['r', '💥'.repeat(1000)], `r/${'💥'.repeat(1000)}`],
   ].map(([segments, id]) => ({ name: label(segments), segments: segments as string[], id: id as string })))('$name is an id', ({ segments, id }) => {
     expect(leaseIdParam(segments)).toBe(id);
+  });
+});
+
+describe('pathId: the {id} of the admin routes', () => {
+  const refused = (id: string) => pathId(Promise.resolve({ id })).then(() => null, (error: unknown) => error);
+  it.each(['\u0000', 'a\u0000b', '\u001f', '\u007f', '\u0085', '', 'x'.repeat(201)])('%j is a 400 naming the path parameter', async (id) => {
+    const error = await refused(id);
+    expect(error).toBeInstanceOf(InvalidParameterError);
+    expect((error as Error).message).toContain('The path parameter "id" must be');
+    // eslint-disable-next-line no-control-regex -- the point
+    expect((error as Error).message).not.toMatch(/[\u0000-\u001f]/);
+  });
+  it.each(['default-missed-renewal', '3f9c2a1e-7d7b-4a4e-9a55-2b1f0c9e7d11', 'e2e-admin', 'x'.repeat(200)])('%s is an id', async (id) => {
+    expect(await pathId(Promise.resolve({ id }))).toBe(id);
   });
 });

@@ -1,5 +1,6 @@
 // PATCH  /api/v1/alert-rules/{id} : { name?, severity?, scope?, params?, enabled? } → the rule (admin); disabling resolves what it had open
 // DELETE /api/v1/alert-rules/{id} : the rule is gone, its open alerts resolved; their history stays (admin)
+import { pathId } from '@/lib/api/params';
 import { readJsonBody } from '@/lib/api/body';
 import { guardRequest } from '@/lib/api/guard';
 import { allowedMethods } from '@/lib/api/refusal';
@@ -18,7 +19,7 @@ export async function PATCH(request: Request, { params }: Context) {
     const json = await readJsonBody(request, { limitBytes: 8192 });
     await requireAccess(request, 'PATCH /api/v1/alert-rules/[id]');
     const change = parseBody(ruleChangeBody, json, 'The body may hold "name", "severity", "scope", "params" and "enabled"');
-    return Response.json(await changeRule(await getStore(), getConfig().alerts, (await params).id, change), { headers: { 'Cache-Control': 'no-store' } });
+    return Response.json(await changeRule(await getStore(), getConfig().alerts, await pathId(params), change), { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return apiErrorResponse(error);
   }
@@ -28,7 +29,7 @@ export async function DELETE(request: Request, { params }: Context) {
   try {
     guardRequest(request); // a DELETE with a body skips proxy.ts
     await requireAccess(request, 'DELETE /api/v1/alert-rules/[id]');
-    await removeRule(await getStore(), getConfig().alerts, (await params).id);
+    await removeRule(await getStore(), getConfig().alerts, await pathId(params));
     return new Response(null, { status: 204, headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return apiErrorResponse(error);

@@ -1,7 +1,7 @@
 // POST /api/v1/auth/logout            ends this session; { "everywhere": true } ends every session of its user.
 // Always 200 with the cookie cleared: signing out twice is not an error.
 import { z } from 'zod';
-import { readJsonBody } from '@/lib/api/body';
+import { readOptionalJsonBody } from '@/lib/api/body';
 import { allowedMethods } from '@/lib/api/refusal';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { clearedSessionCookies, isHttps } from '@/lib/auth/cookies';
@@ -18,8 +18,9 @@ const logoutBody = z.strictObject({ everywhere: z.boolean().default(false) });
 
 export async function POST(request: Request) {
   try {
-    const hasBody = request.headers.get('content-length') !== null || request.headers.get('transfer-encoding') !== null;
-    const body = hasBody ? parseBody(logoutBody, await readJsonBody(request, { limitBytes: 1024 }), 'The body must be empty or { "everywhere": true }') : { everywhere: false };
+    // No body, or an empty one (fetch's bodiless POST sends Content-Length: 0): this session only.
+    const json = await readOptionalJsonBody(request, { limitBytes: 1024 });
+    const body = json === undefined ? { everywhere: false } : parseBody(logoutBody, json, 'The body must be empty or { "everywhere": true }');
     const store = await getStore();
     const principal = request.headers.get('authorization') === null ? await authenticate(store, getConfig(), request.headers) : null;
     if (principal?.sessionId) {

@@ -1,4 +1,5 @@
 // DELETE /api/v1/silences/{id} : ends the silence now (it stays listed as ended); what it held back and still fires is delivered (admin)
+import { pathId } from '@/lib/api/params';
 import { guardRequest } from '@/lib/api/guard';
 import { allowedMethods } from '@/lib/api/refusal';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
@@ -12,7 +13,7 @@ export async function DELETE(request: Request, { params }: { params: Promise<{ i
   try {
     guardRequest(request);
     await requireAccess(request, 'DELETE /api/v1/silences/[id]');
-    return Response.json(await stopSilence(await getStore(), (await params).id), { headers: { 'Cache-Control': 'no-store' } });
+    return Response.json(await stopSilence(await getStore(), await pathId(params)), { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return apiErrorResponse(error);
   }

@@ -1,4 +1,5 @@
 // DELETE /api/v1/tokens/{id} : revokes the token (admin); it is kept, marked revoked.
+import { pathId } from '@/lib/api/params';
 import { allowedMethods } from '@/lib/api/refusal';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { guardRequest } from '@/lib/api/guard';
@@ -12,7 +13,7 @@ export async function DELETE(request: Request, { params }: { params: Promise<{ i
   try {
     guardRequest(request); // a DELETE with a body skips proxy.ts
     await requireAccess(request, 'DELETE /api/v1/tokens/[id]');
-    await removeToken(await getStore(), (await params).id);
+    await removeToken(await getStore(), await pathId(params));
     return new Response(null, { status: 204, headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return apiErrorResponse(error);

@@ -1,5 +1,6 @@
 // PATCH /api/v1/users/{id} : { role?, disabled?, password? } (admin). Disabling a user or
 // setting a password ends their sessions; the last enabled admin cannot be demoted or disabled.
+import { pathId } from '@/lib/api/params';
 import { readJsonBody } from '@/lib/api/body';
 import { allowedMethods } from '@/lib/api/refusal';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
@@ -15,7 +16,7 @@ export async function PATCH(request: Request, { params }: { params: Promise<{ id
     const json = await readJsonBody(request, { limitBytes: 8192 });
     await requireAccess(request, 'PATCH /api/v1/users/[id]');
     const body = parseBody(userChangeBody, json, 'The body must be an object with "role", "disabled" or "password"');
-    return Response.json(await changeUser(await getStore(), (await params).id, body), { headers: { 'Cache-Control': 'no-store' } });
+    return Response.json(await changeUser(await getStore(), await pathId(params), body), { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return apiErrorResponse(error);
   }

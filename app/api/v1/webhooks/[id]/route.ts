@@ -2,6 +2,7 @@
 // PATCH  /api/v1/webhooks/{id} : { name?, url?, format?, rules?, enabled?, routingKey?, rotateSecret?, retirePreviousSecret? }
 //                                → { webhook, secret? } (a rotated secret is in this answer only) (admin)
 // DELETE /api/v1/webhooks/{id} : the endpoint and its delivery log are gone (admin)
+import { pathId } from '@/lib/api/params';
 import { readJsonBody } from '@/lib/api/body';
 import { guardRequest } from '@/lib/api/guard';
 import { allowedMethods } from '@/lib/api/refusal';
@@ -22,7 +23,7 @@ export async function GET(request: Request, { params }: Context) {
   try {
     await requireAccess(request, 'GET /api/v1/webhooks/[id]');
     const store = await getStore();
-    const id = (await params).id;
+    const id = await pathId(params);
     const webhook = await getWebhook(store, id);
     if (!webhook) throw new AlertManageError(404, 'not_found', 'No such endpoint.');
     return Response.json({ webhook, deliveries: await listDeliveries(store, { webhookId: id, limit: 100 }) }, { headers });
@@ -36,7 +37,7 @@ export async function PATCH(request: Request, { params }: Context) {
     const json = await readJsonBody(request, { limitBytes: 8192 });
     await requireAccess(request, 'PATCH /api/v1/webhooks/[id]');
     const change = parseBody(webhookChangeBody, json, 'The body may hold "name", "url", "format", "rules", "enabled", "routingKey", "rotateSecret" and "retirePreviousSecret"');
-    return Response.json(await changeWebhook(await getStore(), getConfig().alerts, (await params).id, change), { headers });
+    return Response.json(await changeWebhook(await getStore(), getConfig().alerts, await pathId(params), change), { headers });
   } catch (error) {
     return apiErrorResponse(error);
   }
@@ -46,7 +47,7 @@ export async function DELETE(request: Request, { params }: Context) {
   try {
     guardRequest(request);
     await requireAccess(request, 'DELETE /api/v1/webhooks/[id]');
-    await removeWebhook(await getStore(), (await params).id);
+    await removeWebhook(await getStore(), await pathId(params));
     return new Response(null, { status: 204, headers });
   } catch (error) {
     return apiErrorResponse(error);

@@ -1,6 +1,7 @@
-// POST /api/v1/webhooks/{id}/replay : { deliveryId? } → { replayed }: dead-lettered deliveries (all, or one) are queued again,
-// due now, under their own webhook-id (admin).
-import { readJsonBody } from '@/lib/api/body';
+// POST /api/v1/webhooks/{id}/replay : { deliveryId? } (or no body) → { replayed }: dead-lettered deliveries (all, or one)
+// are queued again, due now, under their own webhook-id (admin).
+import { pathId } from '@/lib/api/params';
+import { readOptionalJsonBody } from '@/lib/api/body';
 import { allowedMethods } from '@/lib/api/refusal';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { replayBody, replayDeliveries } from '@/lib/alerts/manage';
@@ -12,10 +13,10 @@ export const dynamic = 'force-dynamic';
 
 export async function POST(request: Request, { params }: { params: Promise<{ id: string }> }) {
   try {
-    const json = await readJsonBody(request, { limitBytes: 1024 });
+    const json = (await readOptionalJsonBody(request, { limitBytes: 1024 })) ?? {};
     await requireAccess(request, 'POST /api/v1/webhooks/[id]/replay');
     const body = parseBody(replayBody, json, 'The body must be {} (every dead delivery) or { "deliveryId" }');
-    return Response.json(await replayDeliveries(await getStore(), (await params).id, body.deliveryId ?? null), { headers: { 'Cache-Control': 'no-store' } });
+    return Response.json(await replayDeliveries(await getStore(), await pathId(params), body.deliveryId ?? null), { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return apiErrorResponse(error);
   }

@@ -1,5 +1,6 @@
 // POST /api/v1/webhooks/{id}/test : sends a test message now, through the whole path (format, signature, address checks),
 // and answers { deliveryId, outcome, status, latencyMs, error }; it is kept in the endpoint's delivery log (admin).
+import { pathId } from '@/lib/api/params';
 import { guardRequest } from '@/lib/api/guard';
 import { allowedMethods } from '@/lib/api/refusal';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
@@ -14,7 +15,7 @@ export async function POST(request: Request, { params }: { params: Promise<{ id:
   try {
     guardRequest(request);
     const principal = (await requireAccess(request, 'POST /api/v1/webhooks/[id]/test'))!;
-    return Response.json(await sendTestMessage(await getStore(), getConfig().alerts, (await params).id, principal.name), { headers: { 'Cache-Control': 'no-store' } });
+    return Response.json(await sendTestMessage(await getStore(), getConfig().alerts, await pathId(params), principal.name), { headers: { 'Cache-Control': 'no-store' } });
   } catch (error) {
     return apiErrorResponse(error);
   }
