@@ -143,6 +143,91 @@ describe('AlertEvaluator', () => {
     expect(other).toEqual([]);
   });
 
+  // Keys, lease ids and holders reach the evaluator as exact text (display.ts): `ctl\x00` is
+  // the holder whose raw value ended in a NUL byte, as the API shows it.
+  it.each([
+    {
+      name: 'missed_renewal: the previous holder',
+      rules: [rule('missed_renewal')],
+      feed: (e: AlertEvaluator) => e.apply({ type: 'change', lease: lease({ state: 'expired', holder: null }), change: change('expired', { previousHolder: 'ctl\\x00', previousToken: '7' }) }, 0),
+      shows: 'pg/leases/digest: ctl\\x00 missed its renewal',
+    },
+    {
+      name: 'failover: both holders',
+      rules: [rule('failover')],
+      feed: (e: AlertEvaluator) => e.apply({ type: 'change', lease: lease({ holder: 'ctl\\x00' }), change: change('taken_over', { holder: 'ctl\\x00', previousHolder: 'tab\\x09bidi\\u202e', gapMs: 0 }) }, 0),
+      shows: 'tab\\x09bidi\\u202e → ctl\\x00',
+    },
+    {
+      name: 'token_regression: the holder',
+      rules: [rule('token_regression')],
+      feed: (e: AlertEvaluator) => e.apply({ type: 'change', lease: lease(), change: change('token_regression', { holder: 'ctl\\x00', token: '3', previousToken: '7' }) }, 0),
+      shows: '(holder ctl\\x00)',
+    },
+    {
+      name: 'late_renewal: the holder',
+      rules: [rule('late_renewal')],
+      feed: (e: AlertEvaluator) => e.apply({ type: 'renewal', lease: lease({ holder: 'ctl\\x00' }), marginMs: 500, intervalMs: 9500, ttlMs: 10_000 }, 0),
+      shows: 'pg/leases/digest: ctl\\x00 renewed with 500 ms left',
+    },
+    {
+      name: 'held_too_long: the holder',
+      rules: [rule('held_too_long', { params: { afterMs: 1000 } })],
+      feed: (e: AlertEvaluator) => {
+        e.apply({ type: 'seen', lease: lease({ holder: 'ctl\\x00' }) }, 0);
+        return e.tick(1000);
+      },
+      shows: 'held by ctl\\x00 for',
+    },
+    {
+      name: 'leaderless: a lease id with escapes in its key',
+      rules: [rule('leaderless', { params: { afterMs: 1000 } })],
+      feed: (e: AlertEvaluator) => {
+        e.apply({ type: 'seen', lease: lease({ id: 'etcd/election\\u202e\\\\x', kind: 'election', state: 'free', holder: null, lastHolder: 'a', candidates: 1 }) }, 0);
+        return e.tick(1000);
+      },
+      shows: 'etcd/election\\u202e\\\\x: election with 1 candidate',
+    },
+    {
+      // People's text is not exact text: its backslashes are their own (a Windows domain
+      // account, a path), so they are not doubled either; a line break becomes a space and a
+      // bidi override is made visible.
+      name: 'force_action: the actor and the reason people typed',
+      rules: [rule('force_action')],
+      feed: (e: AlertEvaluator) => e.apply({ type: 'forced', lease: lease(), action: 'force_released', actor: 'CORP\\alice', reason: 'job stuck in C:\\jobs\\x\r\nsee \u202eticket', previousToken: '7', newToken: '8', auditId: '42' }, 0),
+      shows: 'force-released by CORP\\alice (token 7 → 8): job stuck in C:\\jobs\\x see \\u202eticket',
+    },
+    {
+      // A source's reason is an error message, which quotes values as they are displayed already.
+      name: 'source_down: the reason, already display text',
+      rules: [rule('source_down', { params: { afterMs: 1000 } })],
+      feed: (e: AlertEvaluator) => {
+        e.apply({ type: 'source', source: 'redis', up: false, reason: 'the fence counter holds "ab\\x00", not a number' }, 0);
+        return e.tick(1000);
+      },
+      shows: ': the fence counter holds "ab\\x00", not a number',
+    },
+  ])('shows exact text as it is, escaped once: $name', ({ rules, feed, shows }) => {
+    const out = feed(new AlertEvaluator(rules));
+    expect(out.map((d) => d.op)).toEqual(['raise']);
+    expect(summary(out[0])).toContain(shows);
+    // A doubled backslash appears only where the text had one (the lease id case).
+    expect(summary(out[0])).not.toMatch(/\\\\(?:x[0-9a-f]{2}|u[0-9a-f]{4})/);
+  });
+
+  it('keeps the facts exact: the previous holder is carried as it came, not escaped', () => {
+    const e = new AlertEvaluator([rule('failover')]);
+    const [out] = e.apply({ type: 'change', lease: lease({ holder: 'ctl\\x00' }), change: change('taken_over', { holder: 'ctl\\x00', previousHolder: 'a\\\\b', gapMs: 0 }) }, 0);
+    expect(out).toMatchObject({ facts: { holder: 'ctl\\x00', previousHolder: 'a\\\\b' } });
+  });
+
+  it('cuts a long exact key in a summary between escapes, and marks the cut', () => {
+    const e = new AlertEvaluator([rule('missed_renewal')]);
+    const [out] = e.apply({ type: 'change', lease: lease({ id: `pg/${'\\x00'.repeat(2_560)}`, state: 'expired' }), change: change('expired', { previousHolder: 'a' }) }, 0);
+    expect(summary(out)).toMatch(/^pg\/(?:\\x00)+…: a missed its renewal/);
+    expect(summary(out).length).toBeLessThan(200);
+  });
+
   it('keeps hostile holders and keys short in summaries', () => {
     const e = new AlertEvaluator([rule('missed_renewal')]);
     const huge = 'k'.repeat(10_000);

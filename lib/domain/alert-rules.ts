@@ -7,7 +7,7 @@
 import { paramOf, subjectId, type AlertDecision, type AlertFacts, type AlertInput, type AlertRule, type AlertSubject, type ChangeFacts, type LeaseFacts } from './alert-rule-model';
 import { scopeCovers } from './alert-scope';
 import type { AlertRuleType } from './alert-types';
-import { displayText } from './display';
+import { ms, said, show } from './alert-text';
 import { isChangeOfHands } from './health';
 
 export * from './alert-rule-model';
@@ -16,9 +16,6 @@ export * from './alert-rule-model';
 export const NO_FACTS: AlertFacts = { holder: null, previousHolder: null, token: null, previousToken: null, ttlMs: null, marginMs: null, gapMs: null, detail: null };
 const openKey = (rule: AlertRule, subject: AlertSubject) => `${rule.id}\n${subjectId(subject)}`;
 const leaseSubject = (lease: LeaseFacts): AlertSubject => ({ source: lease.source, leaseId: lease.id, leaseKey: lease.key });
-const show = (text: string | null) => (text === null ? 'nobody' : displayText(text, 80));
-const ms = (value: number | null) => (value === null ? '?' : value < 10_000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`);
-
 type Since = { mono: number; lease: LeaseFacts };
 
 export class AlertEvaluator {
@@ -86,7 +83,7 @@ export class AlertEvaluator {
       for (const [source, down] of this.downSince) {
         const subject: AlertSubject = { source, leaseId: null, leaseKey: null };
         if (nowMono - down.mono < paramOf(rule, 'afterMs') || !scopeCovers(rule.scope, source, null)) continue;
-        this.raise(out, rule, subject, `source ${source} has been unreadable for ${ms(nowMono - down.mono)}${down.reason ? `: ${displayText(down.reason, 200)}` : ''}`, {
+        this.raise(out, rule, subject, `source ${source} has been unreadable for ${ms(nowMono - down.mono)}${down.reason ? `: ${said(down.reason, 200)}` : ''}`, {
           ...NO_FACTS,
           detail: { downForMs: Math.round(nowMono - down.mono), reason: down.reason },
         }, null, true);
@@ -280,7 +277,7 @@ export class AlertEvaluator {
     const verb = input.action === 'force_expired' ? 'force-expired' : 'force-released';
     for (const rule of this.rules('force_action')) {
       if (!covers(rule, lease)) continue;
-      this.raise(out, rule, leaseSubject(lease), `${show(lease.id)}: ${verb} by ${show(input.actor)}${input.newToken ? ` (token ${input.previousToken ?? '?'} → ${input.newToken})` : ''}: ${displayText(input.reason, 200)}`, {
+      this.raise(out, rule, leaseSubject(lease), `${show(lease.id)}: ${verb} by ${said(input.actor, 80)}${input.newToken ? ` (token ${input.previousToken ?? '?'} → ${input.newToken})` : ''}: ${said(input.reason, 200)}`, {
         ...NO_FACTS,
         previousHolder: lease.holder,
         previousToken: input.previousToken,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { displayBytes, displayText, escapeBytes, exactText, exactTextOf, EXACT_TEXT_MAX_BYTES, terminalText, unescapeText } from './display';
+import { cutExactText, displayBytes, displayText, escapeBytes, exactText, exactTextOf, EXACT_TEXT_MAX_BYTES, terminalText, unescapeText } from './display';
 
 describe('displaying untrusted values', () => {
   it.each([
@@ -94,6 +94,42 @@ describe('exact text: the identity of keys and holders', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('cutting exact text for a message', () => {
+  it.each([
+    { name: 'text within the limit stays whole, its escapes as they are', text: 'ctl\\x00', max: 80, cut: 'ctl\\x00' },
+    { name: 'nothing is escaped again', text: 'C:\\\\jobs\\x00\\u202e', max: 80, cut: 'C:\\\\jobs\\x00\\u202e' },
+    { name: 'a \\xNN escape is kept whole or left out', text: 'ab\\x00cd', max: 5, cut: 'ab…' },
+    { name: 'a \\uNNNN escape is kept whole or left out', text: 'lock:\\u202eevil', max: 10, cut: 'lock:…' },
+    { name: 'an escaped backslash is one unit', text: 'a\\\\b', max: 3, cut: 'a…' },
+    { name: 'an escaped backslash before "x41" is not read as \\x41', text: 'a\\\\x41', max: 5, cut: 'a\\\\x…' },
+    { name: 'a surrogate pair stays whole', text: '🔒🔒🔒', max: 4, cut: '🔒…' },
+    { name: 'a backslash that starts no escape is one character', text: 'a\\qbcdef', max: 4, cut: 'a\\q…' },
+    { name: 'the cut counts the marker', text: 'abcdef', max: 4, cut: 'abc…' },
+  ])('$name', ({ text, max, cut }) => {
+    expect(cutExactText(text, max)).toBe(cut);
+  });
+
+  it('property: a cut exact text fits the limit and is still exact text (no half escape)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), fc.integer({ min: 1, max: 400 }), (bytes, max) => {
+        const exact = escapeBytes(bytes);
+        const cut = cutExactText(exact, max);
+        expect(cut.length).toBeLessThanOrEqual(max);
+        if (cut === exact) return;
+        expect(cut.endsWith('…')).toBe(true);
+        const kept = cut.slice(0, -1);
+        expect(exact.startsWith(kept)).toBe(true);
+        expect(unescapeText(kept)).not.toBeNull();
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('a 10 kB text costs what a short one does', () => {
+    expect(cutExactText('\\x00'.repeat(2_560), 80)).toBe(`${'\\x00'.repeat(19)}…`);
   });
 });
 

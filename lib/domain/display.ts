@@ -7,7 +7,8 @@
 //   one; a value longer than EXACT_TEXT_MAX_BYTES is its first bytes plus a digest of the
 //   whole, which the caller computes (and the backend may compute: Redis hashes its own
 //   values, so a 2 MB value is never sent whole).
-// - display text (displayText), cut to a length a person reads, for messages.
+// - display text (displayText), cut to a length a person reads, for messages. It escapes a raw
+//   value; a text that is exact text already is only cut (cutExactText), not escaped again.
 //
 // Escapes: "\\" for a backslash, "\xNN" for a control character (NN < 80) or a byte that is
 // not valid UTF-8 (NN >= 80), "\uNNNN" for C1 controls, line separators, invisible and bidi
@@ -139,6 +140,44 @@ export function escapeText(value: string): string {
 export function terminalText(text: string): string {
   // eslint-disable-next-line no-control-regex -- the characters a terminal must not receive
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${hex4(c.charCodeAt(0))}`);
+}
+
+/** How many UTF-16 code units the escape or character at i takes: a "\" starts an escape only when a whole one follows. */
+function escapedUnitLength(text: string, i: number): number {
+  const unit = text.charCodeAt(i);
+  if (unit === 0x5c) {
+    const kind = text[i + 1];
+    if (kind === '\\') return 2;
+    if (kind === 'x' && /^[0-9a-fA-F]{2}$/.test(text.slice(i + 2, i + 4))) return 4;
+    if (kind === 'u' && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return 6;
+    return 1;
+  }
+  if (unit >= 0xd800 && unit <= 0xdbff) {
+    const low = text.charCodeAt(i + 1);
+    if (low >= 0xdc00 && low <= 0xdfff) return 2;
+  }
+  return 1;
+}
+
+/**
+ * Exact text (or terminalText's) shown in a message, cut to at most `max` UTF-16 code units
+ * (the strictest way receivers count, so a limit in characters holds too), ending in "…" when
+ * cut. Nothing is escaped again: its backslashes already stand for escapes, and doubling them
+ * would show `ctl\\x00` for the holder the API calls `ctl\x00`. The cut falls between escapes
+ * and surrogate pairs, never inside one, so what is left still reads, and unescapes, as it did.
+ * Only the first `max` units are looked at: a 10 kB key costs what a short one does.
+ */
+export function cutExactText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max < 1) return '';
+  const room = max - 1;
+  let end = 0;
+  while (end < text.length) {
+    const next = end + escapedUnitLength(text, end);
+    if (next > room) break;
+    end = next;
+  }
+  return `${text.slice(0, end)}…`;
 }
 
 /** The bytes an escaped text stands for: the inverse of escapeBytes (and of escapeText, as UTF-8). Null when it is not such a text. */

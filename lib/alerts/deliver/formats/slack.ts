@@ -3,9 +3,21 @@
 //
 // Slack rejects the whole message (400 invalid_blocks) when one block breaks a limit, so
 // every text is cut to its block's limit: header 150 characters, section text 3000, at most
-// 10 fields of 2000 each, button label 75 and URL 3000. mrkdwn gives `&`, `<` and `>` a
-// meaning (`<!channel>` pings everyone, `<url|text>` is a link), so backend text has them
-// escaped; plain_text shows them as they are.
+// 10 fields of 2000 each, button label 75 and URL 3000.
+//
+// Keys, holders and the summary that quotes them are backend text, and must read in Slack as
+// they are. In mrkdwn they would not: `&`, `<` and `>` have escapes there (`<!channel>` pings
+// everyone, `<url|text>` is a link), but `*`, `_`, `~` and backticks format text and have
+// none; the ways round it (a zero-width character inside, a lookalike character, a code span
+// that a backtick in the value closes) all change what a person copies out of the message, and
+// a copied key that is not the key is worse than no formatting. So every text that holds
+// backend text is plain_text, which Slack shows as it is sent (no formatting, mentions or
+// links: `&<>` are not escaped there), with `emoji: false` so that a key such as
+// `app:lock:leader` does not become an emoji. The fields' labels lose their bold: a label and
+// its value share one text object. The header is plain_text too; it carries the rule's name,
+// which an admin chose, so its :emoji: codes are drawn. Only `text`, the fallback for
+// notifications, is mrkdwn by Slack's rule: it has `&<>` escaped and the message says
+// `mrkdwn: false`, which turns formatting off for it.
 import type { AlertMessage } from '../../../domain/alert-types';
 import type { FormatBuilder } from './types';
 import { absoluteLink, cleanText, fieldText, formatMs, toJson, truncate } from './text';
@@ -32,8 +44,16 @@ function headline(message: AlertMessage): string {
   return `${mark} ${state} · ${alert.rule.name}`;
 }
 
-function field(label: string, value: string | null): { type: 'mrkdwn'; text: string } {
-  return { type: 'mrkdwn', text: `*${label}*\n${value === null || value === '' ? '—' : mrkdwn(value, Math.min(VALUE_MAX, FIELD_MAX - label.length - 4))}` };
+type PlainText = { type: 'plain_text'; text: string; emoji: false };
+
+/** A plain_text object for backend text, cut to `max`. */
+function plainText(value: string, max: number): PlainText {
+  return { type: 'plain_text', text: fieldText(value, max), emoji: false };
+}
+
+function field(label: string, value: string | null): PlainText {
+  const shown = value === null || value === '' ? '—' : fieldText(value, Math.min(VALUE_MAX, FIELD_MAX - label.length - 1));
+  return { type: 'plain_text', text: `${label}\n${shown}`, emoji: false };
 }
 
 export const buildSlack: FormatBuilder = (message, ctx) => {
@@ -42,7 +62,7 @@ export const buildSlack: FormatBuilder = (message, ctx) => {
   const title = headline(message);
   const blocks: unknown[] = [
     { type: 'header', text: { type: 'plain_text', text: fieldText(title, HEADER_MAX), emoji: true } },
-    { type: 'section', text: { type: 'mrkdwn', text: mrkdwn(alert.summary || title, SECTION_MAX) } },
+    { type: 'section', text: plainText(alert.summary || title, SECTION_MAX) },
     {
       type: 'section',
       fields: [
@@ -61,11 +81,11 @@ export const buildSlack: FormatBuilder = (message, ctx) => {
   const where = message.link && !link ? ` · ${message.link}` : '';
   blocks.push({
     type: 'context',
-    elements: [{ type: 'mrkdwn', text: mrkdwn(`${alert.rule.type} · ${since}${seen} · via ${ctx.endpointName}${where}`, SECTION_MAX) }],
+    elements: [plainText(`${alert.rule.type} · ${since}${seen} · via ${ctx.endpointName}${where}`, SECTION_MAX)],
   });
   if (link) {
     blocks.push({ type: 'actions', elements: [{ type: 'button', action_id: 'open_in_leasehold', text: { type: 'plain_text', text: BUTTON_TEXT }, url: link }] });
   }
   const fallback = `${title}: ${alert.summary}`;
-  return { url: ctx.endpointUrl, body: toJson({ text: mrkdwn(fallback, SECTION_MAX), blocks }) };
+  return { url: ctx.endpointUrl, body: toJson({ text: mrkdwn(fallback, SECTION_MAX), mrkdwn: false, blocks }) };
 };

@@ -1,4 +1,5 @@
 // Alert messages for the format tests: a plain one, and one built to break things.
+import { AlertEvaluator } from '../../../domain/alert-rules';
 import type { AlertMessage, AlertView } from '../../../domain/alert-types';
 import type { FormatContext } from './types';
 
@@ -32,6 +33,25 @@ export function alertView(overrides: Partial<AlertView> = {}): AlertView {
 
 export function message(overrides: Partial<AlertView> = {}, type: AlertMessage['type'] = 'alert.firing', link: string | null = 'https://leasehold.example/leases/redis-main%3Alocks%3Apayments'): AlertMessage {
   return { type, at: '2026-03-01T12:00:01.000Z', alert: alertView(overrides), link };
+}
+
+/**
+ * A failover alert as the rules make it (lib/domain/alert-rules.ts), summary included, for a
+ * key and holders given as exact text: what the formats are really sent.
+ */
+export function evaluatedMessage({ key = 'locks:payments', holder = 'payments-7f9c', previousHolder = 'payments-1a2b' } = {}): AlertMessage {
+  const rule = { id: 'rul_2', name: 'payments failover', type: 'failover', severity: 'warning', scope: { kind: 'all' }, params: {}, enabled: true } as const;
+  const lease = { id: `redis-main/${key}`, source: 'redis-main', key, kind: 'lock', state: 'held', stale: false, holder, lastHolder: previousHolder, token: '43', lastToken: '42', ttlMs: 10_000, candidates: 0 } as const;
+  const change = { type: 'taken_over', holder, previousHolder, token: '43', previousToken: '42', gapMs: 1200, detail: null } as const;
+  const [decision] = new AlertEvaluator([rule]).apply({ type: 'change', lease, change }, 0);
+  if (decision?.op !== 'raise') throw new Error('the failover rule raised nothing');
+  return message({
+    rule: { id: rule.id, name: rule.name, type: rule.type },
+    leaseId: decision.subject.leaseId,
+    leaseKey: decision.subject.leaseKey,
+    ...decision.facts,
+    summary: decision.summary,
+  });
 }
 
 export function resolved(overrides: Partial<AlertView> = {}): AlertMessage {

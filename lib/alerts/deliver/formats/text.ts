@@ -1,24 +1,19 @@
 // Text from the alert for the formats' fields. Keys and holders come from backends and are
 // hostile: 10 kB long, binary, control and bidi characters, lone UTF-16 surrogates (which no
-// UTF-8 receiver can decode). Every field the formats fill goes through here: made printable,
-// well-formed, and cut to the receiver's limit.
-import { terminalText } from '../../../domain/display';
-
-export const ELLIPSIS = '…';
+// UTF-8 receiver can decode). They arrive as exact text (lib/domain/display.ts), escaped once
+// already, and the summary quotes them so: here they are not escaped again (that would show
+// `ctl\\x00` for `ctl\x00`), only made printable where they are not yet (a rule's name, a
+// person's text), well-formed, and cut to the receiver's limit between escapes. Each format
+// then escapes for its receiver, once: JSON encoding, and Slack its own (slack.ts).
+import { cutExactText, terminalText } from '../../../domain/display';
 
 /** Printable and well-formed: control, bidi and invisible characters become \uNNNN, and so do lone surrogates. */
 export function cleanText(value: string): string {
   return terminalText(value).replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
-/** At most `max` UTF-16 code units (the strictest way receivers count), ending in "…" when cut, never inside a surrogate pair. */
-export function truncate(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let cut = Math.max(0, max - ELLIPSIS.length);
-  const last = text.charCodeAt(cut - 1);
-  if (last >= 0xd800 && last <= 0xdbff) cut--;
-  return text.slice(0, cut) + ELLIPSIS;
-}
+/** At most `max` UTF-16 code units (the strictest way receivers count), ending in "…" when cut, never inside an escape or a surrogate pair. */
+export const truncate = (text: string, max: number): string => cutExactText(text, max);
 
 /** cleanText, then truncate. */
 export function fieldText(value: string | null | undefined, max: number): string {

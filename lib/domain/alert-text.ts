@@ -1,0 +1,22 @@
+// How alert summaries quote what they name (lib/domain/alert-rules.ts). Pure.
+import { cutExactText, terminalText } from './display';
+
+/**
+ * A lease id, key or holder in a summary. They come as exact text (display.ts): escaped once
+ * already, as the API shows them, so a summary only cuts them. terminalText changes nothing in
+ * an exact text; it is there so that a value that somehow is not one still brings no control
+ * or bidi character into a summary, which ends up in logs and terminals too.
+ */
+export const show = (exact: string | null) => (exact === null ? 'nobody' : cutExactText(terminalText(exact), 80));
+
+/**
+ * What people wrote (a force action's reason; an actor's name, which an identity provider may
+ * supply) and error messages (why a source is down, quoting values already displayed). They
+ * are not exact text, and not raw values to escape either: their backslashes are their own
+ * ("CORP\alice", a path), so they are shown, not doubled. Control, bidi and invisible
+ * characters still become \uNNNN, and line breaks a space: a summary is one line.
+ */
+export const said = (text: string, max: number) => cutExactText(terminalText(text.replace(/[\r\n]+/g, ' ')), max);
+
+/** A duration as a summary says it: "850 ms", "12.5 s". */
+export const ms = (value: number | null) => (value === null ? '?' : value < 10_000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`);
