@@ -2,42 +2,58 @@
 // lib/api/unrepresentable-methods.ts, in front of Next, stamps each request with its socket's
 // address under PEER_HEADER (overwriting whatever a client sent under that name).
 //
-// Behind a proxy every request comes from the proxy: the client is the last entry of
-// X-Forwarded-For, the one the proxy saw. That header is believed only from a peer on this
-// machine or a private network (127.0.0.0/8, ::1, 10/8, 172.16/12, 192.168/16, fc00::/7,
-// link-local): where a reverse proxy runs. From any other address it is the client's own
-// words, and the socket's address is the client's.
-import { BlockList, isIP } from 'node:net';
+// That address is the client's, unless it is a proxy named in the config's trustedProxies
+// (LEASEHOLD_TRUSTED_PROXIES). The sign-in limits, the stream's per-address slots, the embedded
+// demo's loopback rule and the audit log count by it, so X-Forwarded-For is believed only from
+// a named proxy: from anyone else it is the client's own words, and any client on this machine
+// or a private network could pass for as many addresses as it liked. None is named by default.
+//
+// From a named proxy, X-Forwarded-For is read from the right, the end each proxy appends to:
+// the first entry that is not itself a named proxy is the client (what the client wrote before
+// it is never reached). An entry that is not an IP address ends the walk at the last proxy that
+// was believed: after it, nobody trusted vouches for anything.
+import { getConfig, type Config } from '../config';
+import { AddressSet, canonicalAddress } from '../net/address-range';
 
 export const PEER_HEADER = 'x-leasehold-peer';
 
-const proxies = new BlockList();
-proxies.addSubnet('127.0.0.0', 8, 'ipv4');
-proxies.addSubnet('10.0.0.0', 8, 'ipv4');
-proxies.addSubnet('172.16.0.0', 12, 'ipv4');
-proxies.addSubnet('192.168.0.0', 16, 'ipv4');
-proxies.addSubnet('169.254.0.0', 16, 'ipv4');
-proxies.addAddress('::1', 'ipv6');
-proxies.addSubnet('fc00::', 7, 'ipv6');
-proxies.addSubnet('fe80::', 10, 'ipv6');
+const NOBODY = new AddressSet([]);
 
-const normal = (address: string) => address.trim().toLowerCase().replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+// Parsed once per value of the setting (which the config keeps for the process), on globalThis
+// as the config itself: Next may load this module more than once.
+const parsed = globalThis as typeof globalThis & { __leaseholdTrustedProxies?: { key: string; proxies: AddressSet } };
 
-/** Whether a request from `address` may speak for its client through X-Forwarded-For. */
-export function mayForward(address: string): boolean {
-  const ip = normal(address);
-  const family = isIP(ip);
-  return family !== 0 && proxies.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+/** The proxies a config believes (default: this process's); nobody when the config cannot be read. */
+export function trustedProxies(config?: Pick<Config, 'trustedProxies'>): AddressSet {
+  try {
+    const list = (config ?? getConfig()).trustedProxies;
+    const key = list.join(',');
+    if (parsed.__leaseholdTrustedProxies?.key !== key) parsed.__leaseholdTrustedProxies = { key, proxies: new AddressSet(list) };
+    return parsed.__leaseholdTrustedProxies.proxies;
+  } catch {
+    // Who is asking must still be answered (the sign-in limits need an address): by the socket.
+    return NOBODY;
+  }
 }
 
 /**
- * The client's address: the socket's, or, from a proxy on this machine or a private network,
- * the last entry of X-Forwarded-For. `unknown` when neither is known (a request that did not
- * come through the stamping server: tests calling a handler directly).
+ * The client's address: the socket's, or, when the socket is a trusted proxy, the rightmost
+ * X-Forwarded-For entry that is not one. Always an IP address in one form per address
+ * (lib/net/address-range.ts canonicalAddress), or `unknown` when the socket's is not known (a
+ * request that did not come through the stamping server: tests calling a handler directly).
  */
-export function clientAddress(headers: Headers): string {
-  const peer = normal(headers.get(PEER_HEADER) ?? '');
-  const forwarded = normal((headers.get('x-forwarded-for') ?? '').split(',').pop() ?? '');
-  if (peer && !mayForward(peer)) return peer;
-  return forwarded || peer || 'unknown';
+export function clientAddress(headers: Headers, proxies: AddressSet = trustedProxies()): string {
+  const peer = canonicalAddress(headers.get(PEER_HEADER) ?? '');
+  if (peer === null) return 'unknown';
+  const forwarded = headers.get('x-forwarded-for');
+  if (forwarded === null || !proxies.has(peer)) return peer;
+  const hops = forwarded.split(',');
+  let believed = peer;
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = canonicalAddress(hops[i]!);
+    if (hop === null) return believed;
+    if (!proxies.has(hop)) return hop;
+    believed = hop;
+  }
+  return believed;
 }

@@ -4,7 +4,7 @@
 import { isIP } from 'node:net';
 import type { Config } from '../config';
 import type { Role } from '../config/auth-schema';
-import { clientAddress } from '../api/peer';
+import { clientAddress, trustedProxies } from '../api/peer';
 import type { Store } from '../db/store';
 import { AuthError } from './errors';
 import { sessionPrincipal } from './session';
@@ -59,7 +59,7 @@ export async function authenticate(storeOf: Store | (() => Promise<Store>), conf
   // what the page or route can show) while the store is down.
   // (A store given as it is is handed on as it is: never awaited, which would read its `then`.)
   const withStore = <T>(work: (store: Store) => Promise<T>): Promise<T> => (typeof storeOf === 'function' ? storeOf().then(work) : work(storeOf));
-  const address = clientAddress(headers);
+  const address = clientAddress(headers, trustedProxies(config));
   const authorization = headers.get('authorization');
   if (authorization !== null) {
     const bearer = /^Bearer +([^\s]+) *$/i.exec(authorization);

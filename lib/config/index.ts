@@ -110,7 +110,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     rememberSecrets(secrets);
     throw new ConfigError(origin, problems.map((problem) => scrub(problem, secrets)));
   }
-  const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR, LEASEHOLD_COLLECTOR_LEASE_TTL_MS, LEASEHOLD_ALLOWED_HOSTS, LEASEHOLD_STREAM_MAX_CLIENTS, LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS, LEASEHOLD_ANONYMOUS_ROLE } =
+  const { DATABASE_URL, PORT, HOST, LEASEHOLD_DATA_DIR, LEASEHOLD_COLLECTOR_LEASE_TTL_MS, LEASEHOLD_ALLOWED_HOSTS, LEASEHOLD_STREAM_MAX_CLIENTS, LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS, LEASEHOLD_ANONYMOUS_ROLE, LEASEHOLD_TRUSTED_PROXIES } =
     envResult.data;
   const auth = LEASEHOLD_ANONYMOUS_ROLE ? { ...fileConfig.auth, anonymousRole: LEASEHOLD_ANONYMOUS_ROLE } : fileConfig.auth;
   // The embedded demo delivers its alerts to its own inbox on this machine (lib/demo/inbox.ts).
@@ -128,6 +128,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     port: PORT,
     collectorLeaseTtlMs: LEASEHOLD_COLLECTOR_LEASE_TTL_MS,
     allowedHosts: LEASEHOLD_ALLOWED_HOSTS ?? null,
+    trustedProxies: LEASEHOLD_TRUSTED_PROXIES ?? fileConfig.trustedProxies,
     stream: { maxClients: LEASEHOLD_STREAM_MAX_CLIENTS, maxClientsPerAddress: LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS },
   };
   rememberSecrets(secretsOf(config));

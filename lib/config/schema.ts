@@ -1,6 +1,7 @@
 // The config file's and the environment's schemas (zod). Messages that begin with "expected"
 // are used as they are by issues.ts.
 import { z } from 'zod';
+import { parseAddressRange } from '../net/address-range';
 import { parseAllowedHosts } from '../net/host-pattern';
 import { alertsSchema } from './alerts-schema';
 import { authSchema } from './auth-schema';
@@ -99,6 +100,21 @@ export const etcdSource = z.strictObject({
   pollMs: pollMs.optional(),
 });
 
+const TRUSTED_PROXY = 'an IP address or a CIDR range such as "10.0.0.0/8" or "fd00::/8"';
+
+/** `"<text>"`, cut short: a problem quotes what it found, not a whole page of it. */
+function quoted(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+}
+
+const trustedProxy = z
+  .string({ error: `expected ${TRUSTED_PROXY}` })
+  .superRefine((text, ctx) => {
+    const parsed = parseAddressRange(text);
+    if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: `expected ${TRUSTED_PROXY}, found ${quoted(text)}, ${parsed.problem}` });
+  })
+  .transform((text) => text.trim());
+
 export const sourceSchema = z.discriminatedUnion('backend', [postgresSource, redisSource, etcdSource]);
 
 export const fileSchema = z
@@ -121,6 +137,14 @@ export const fileSchema = z
       .prefault({}),
     auth: authSchema,
     alerts: alertsSchema,
+    /**
+     * The reverse proxies whose X-Forwarded-For is believed (lib/api/peer.ts): addresses and
+     * CIDR ranges. None by default: the socket's address is then the client's, whatever it sends.
+     * LEASEHOLD_TRUSTED_PROXIES replaces it.
+     */
+    trustedProxies: z
+      .array(trustedProxy, { error: 'expected a list of IP addresses and CIDR ranges such as ["127.0.0.1", "10.0.0.0/8"]' })
+      .default([]),
   })
   .superRefine((config, ctx) => {
     const seen = new Map<string, number>();
@@ -220,6 +244,24 @@ export const envSchema = z.object({
         error: 'expected a comma-separated list of host names or addresses, each optionally with :port ([::1]:3000 for IPv6), or *',
       })
       .transform((text) => parseAllowedHosts(text)!)
+      .optional(),
+  ),
+  /** Replaces the file's trustedProxies: comma-separated addresses and CIDR ranges. */
+  LEASEHOLD_TRUSTED_PROXIES: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .superRefine((text, ctx) => {
+        const expected = 'expected a comma-separated list of IP addresses and CIDR ranges such as "127.0.0.1,10.0.0.0/8,fd00::/8"';
+        const entries = text.split(',');
+        entries.forEach((entry, index) => {
+          if (entry.trim() === '') return;
+          const parsed = parseAddressRange(entry);
+          if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: `${expected}, found ${quoted(entry.trim())} (entry ${index + 1}), ${parsed.problem}` });
+        });
+        if (entries.every((entry) => entry.trim() === '')) ctx.addIssue({ code: 'custom', message: `${expected}, found ${quoted(text)}` });
+      })
+      .transform((text) => text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== ''))
       .optional(),
   ),
 });

@@ -7,6 +7,7 @@ import { position, publish, seqOf, type BusMessage } from './bus';
 import { renderMetrics } from '../metrics';
 import { loadConfig } from '../config';
 import { clientAddress } from '../api/peer';
+import { AddressSet } from '../net/address-range';
 import { admitStreamClient, openLiveStream, streamLimits, StreamClientTooSlow } from './stream';
 
 const event = (id: number, pad = 0): BusMessage => ({
@@ -188,17 +189,21 @@ describe('the stream caps', () => {
     expect(loadConfig({ env: {}, cwd: '/nonexistent' }).stream).toEqual({ maxClients: 500, maxClientsPerAddress: 50 });
   });
 
-  it("counts by the socket's address, or by the address a proxy on this machine or a private network saw", () => {
-    const from = (peer: string, forwarded?: string) => clientAddress(new Headers({ 'x-leasehold-peer': peer, ...(forwarded ? { 'x-forwarded-for': forwarded } : {}) }));
+  it("counts by the socket's address, or by the address a trusted proxy saw (tests/unit/api-peer.test.ts has the whole rule)", () => {
+    const from = (trusted: string[], peer: string, forwarded?: string) =>
+      clientAddress(new Headers({ 'x-leasehold-peer': peer, ...(forwarded ? { 'x-forwarded-for': forwarded } : {}) }), new AddressSet(trusted));
     // Straight from the client: its socket, whatever it claims.
-    expect(from('198.51.100.7')).toBe('198.51.100.7');
-    expect(from('198.51.100.7', '127.0.0.1')).toBe('198.51.100.7');
-    expect(from('2001:db8::5', '10.0.0.1')).toBe('2001:db8::5');
-    // Through a proxy on loopback or a private network: the last entry, the one it saw.
-    expect(from('127.0.0.1', '203.0.113.9, 198.51.100.7')).toBe('198.51.100.7');
-    expect(from('::ffff:10.1.2.3', '198.51.100.8')).toBe('198.51.100.8');
-    expect(from('fd00::1', '198.51.100.9')).toBe('198.51.100.9');
-    expect(from('::ffff:127.0.0.5')).toBe('127.0.0.5');
+    expect(from([], '198.51.100.7')).toBe('198.51.100.7');
+    expect(from(['127.0.0.1'], '198.51.100.7', '127.0.0.1')).toBe('198.51.100.7');
+    expect(from(['10.0.0.0/8'], '2001:db8::5', '10.0.0.1')).toBe('2001:db8::5');
+    // A proxy on loopback or a private network that is not named: its own address, for every client behind it.
+    expect(from([], '127.0.0.1', '203.0.113.9')).toBe('127.0.0.1');
+    expect(from([], 'fd00::1', '198.51.100.9')).toBe('fd00::1');
+    // Through a named proxy: the last entry, the one it saw.
+    expect(from(['127.0.0.1'], '127.0.0.1', '203.0.113.9, 198.51.100.7')).toBe('198.51.100.7');
+    expect(from(['10.0.0.0/8'], '::ffff:10.1.2.3', '198.51.100.8')).toBe('198.51.100.8');
+    expect(from(['fd00::/8'], 'fd00::1', '198.51.100.9')).toBe('198.51.100.9');
+    expect(from([], '::ffff:127.0.0.5')).toBe('127.0.0.5');
     expect(clientAddress(new Headers())).toBe('unknown');
   });
 });

@@ -2,8 +2,8 @@
 //
 // Caps. At most LEASEHOLD_STREAM_MAX_CLIENTS streams are open in this process (default 500),
 // at most LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS from one client address (default 50); past
-// either, 429 with Retry-After. The address is the socket's, or, from a proxy on this machine
-// or a private network, the one that proxy saw (lib/api/peer.ts).
+// either, 429 with Retry-After. The address is the socket's, or, from a proxy named in the
+// config's trustedProxies, the one that proxy saw (lib/api/peer.ts).
 //
 // Backpressure. Next pipes the stream to the socket and stops reading it while the socket's
 // buffers are full, so a client that does not read first fills the kernel's buffers (a few MB on

@@ -102,14 +102,22 @@ describe('authenticate without credentials', () => {
     });
   });
 
-  it('from elsewhere it is nobody: directly, through a proxy here, or claiming to be here in X-Forwarded-For', async () => {
+  it('from elsewhere it is nobody: directly, through a trusted proxy here, or claiming to be here in X-Forwarded-For', async () => {
     expect(await authenticate(untouchable, demo, from('10.0.0.1'))).toBeNull();
-    // A reverse proxy on this machine forwarding a remote client.
-    expect(await authenticate(untouchable, demo, from('127.0.0.1', { 'x-forwarded-for': '10.0.0.1' }))).toBeNull();
-    // A public client cannot speak for itself through X-Forwarded-For.
+    // A reverse proxy on this machine, named in trustedProxies, forwarding a remote client.
+    const behindProxy = configOf({ trustedProxies: ['127.0.0.1'] });
+    expect(behindProxy.demo).toBe(true);
+    expect(await authenticate(untouchable, behindProxy, from('127.0.0.1', { 'x-forwarded-for': '10.0.0.1' }))).toBeNull();
+    // A public client cannot speak for itself through X-Forwarded-For, trusted proxies or not.
     expect(await authenticate(untouchable, demo, from('203.0.113.7', { 'x-forwarded-for': '127.0.0.1' }))).toBeNull();
+    expect(await authenticate(untouchable, behindProxy, from('203.0.113.7', { 'x-forwarded-for': '127.0.0.1' }))).toBeNull();
     // No address known at all.
     expect(await authenticate(untouchable, demo, new Headers())).toBeNull();
+  });
+
+  it('a proxy here that is not named in trustedProxies is this machine, for every client behind it', async () => {
+    // Its X-Forwarded-For is not believed (security.md, Anonymous access: name the proxy).
+    expect(await authenticate(untouchable, demo, from('127.0.0.1', { 'x-forwarded-for': '10.0.0.1' }))).toMatchObject({ method: 'anonymous', address: '127.0.0.1' });
   });
 
   it.each([
