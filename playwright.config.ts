@@ -1,7 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { defineConfig } from '@playwright/test';
 import { testServices } from './tests/support/services';
 // Fixes the e2e run id in this process's environment, before the servers and workers start.
 import './tests/e2e/observed';
+
+// The servers (and the specs) seal alert endpoints' signing secrets with a key made for the
+// run, unless one is given (lib/db/secret-box.ts); the servers inherit it.
+process.env.LEASEHOLD_SECRET_KEY ||= randomBytes(32).toString('base64');
 
 // Browser tests run in Debian's Chromium (installed by scripts/services.sh), never in a
 // browser Playwright downloads: these machines cannot download it.

@@ -1,8 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
+// Alert endpoints' signing secrets are sealed with LEASEHOLD_SECRET_KEY (lib/db/secret-box.ts):
+// the tests run with one of their own, made for the run, unless one is given.
+const env = { LEASEHOLD_SECRET_KEY: process.env.LEASEHOLD_SECRET_KEY || randomBytes(32).toString('base64') };
 const shared = {
   // server-only throws outside React's server build; in tests, server code is just code.
   resolve: { alias: { '@': root, 'server-only': path.join(root, 'node_modules', 'server-only', 'empty.js') } },
@@ -22,6 +26,7 @@ export default defineConfig({
           name: 'unit',
           include: ['tests/unit/**/*.test.ts', 'lib/**/*.test.ts'],
           environment: 'node',
+          env,
         },
       },
       {
@@ -30,6 +35,7 @@ export default defineConfig({
           name: 'contract',
           include: ['tests/contract/**/*.test.ts'],
           environment: 'node',
+          env,
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -40,6 +46,7 @@ export default defineConfig({
           name: 'integration',
           include: ['tests/integration/**/*.test.ts'],
           environment: 'node',
+          env,
           testTimeout: 90_000,
           hookTimeout: 90_000,
         },

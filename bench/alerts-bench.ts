@@ -74,6 +74,8 @@ const BACKENDS: Backend[] = ['pg', 'redis', 'etcd'];
 const services = testServices();
 // The collector's own log (one line per alert fired) is left out of the report on stdout.
 if (!values.verbose) process.env.LEASEHOLD_LOG_LEVEL ??= 'warn';
+// Its endpoints' signing secrets are sealed (lib/db/secret-box.ts): with a key of the run's own, unless one is given.
+process.env.LEASEHOLD_SECRET_KEY ||= randomBytes(32).toString('base64');
 const POLL_MS = 1_000;
 const RENEWALS_PER_SECOND = 1_000;
 /** Before the victims: the first read written, and every etcd lease's TTL read (at most 1,000 a poll). */

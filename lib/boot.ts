@@ -65,6 +65,9 @@ async function startWithStore(config: Config, startedAt: number, attempted: () =
     },
   ).catch((error: unknown) => fatal((error as Error).message));
   if (!store || bootState.__leaseholdStopping) return;
+  // Endpoints' signing secrets are sealed with LEASEHOLD_SECRET_KEY: without the key they
+  // need, this server would fail every delivery and could not add an endpoint; say so now.
+  await prepareSecrets(store);
   // The demo fleet first: its tables exist before the collector's first read of them.
   if (config.demo && store.pglite) {
     try {
@@ -88,6 +91,19 @@ async function startWithStore(config: Config, startedAt: number, attempted: () =
   }
   // The collector runs inside the server unless it is deployed on its own (`leasehold collect`).
   if (process.env.LEASEHOLD_COLLECTOR !== 'off') startProcessCollector(store, config);
+}
+
+async function prepareSecrets(store: Awaited<ReturnType<typeof getStore>>) {
+  const { prepareSecretsAtRest, SecretsAtRestError } = await import('./alerts/secrets-at-rest');
+  const { SecretKeyError } = await import('./db/secret-box');
+  try {
+    const { resealed } = await prepareSecretsAtRest(store);
+    if (resealed > 0) logger('alerts').info(`encrypted the signing secrets of ${resealed} alert endpoint${resealed === 1 ? '' : 's'} with the current LEASEHOLD_SECRET_KEY`);
+  } catch (error) {
+    if (error instanceof SecretsAtRestError || error instanceof SecretKeyError) fatal(error.message);
+    // The store failing now is the store's to report (requests retry it); deliveries say why they fail.
+    logger('alerts').warn(`the endpoints' signing secrets could not be checked: ${toPublicError(error).message}`);
+  }
 }
 
 function demoUsers(): number | undefined {

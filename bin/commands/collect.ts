@@ -2,6 +2,8 @@
 // PostgreSQL store: each source is observed by exactly one of them at a time.
 import type { Config } from '../../lib/config';
 import { startCollector } from '../../lib/collector';
+import { prepareSecretsAtRest, SecretsAtRestError } from '../../lib/alerts/secrets-at-rest';
+import { SecretKeyError } from '../../lib/db/secret-box';
 import { openStore } from '../../lib/db/store';
 
 export async function collectCommand(config: Config): Promise<number> {
@@ -10,6 +12,18 @@ export async function collectCommand(config: Config): Promise<number> {
     return 1;
   }
   const store = await openStore(config.store, { log: (line) => console.log(`[leasehold] store: ${line}`) });
+  // It delivers alerts: it needs the key the endpoints' signing secrets are sealed with.
+  try {
+    const { resealed } = await prepareSecretsAtRest(store);
+    if (resealed > 0) console.log(`[leasehold] encrypted the signing secrets of ${resealed} alert endpoint${resealed === 1 ? '' : 's'} with the current LEASEHOLD_SECRET_KEY`);
+  } catch (error) {
+    await store.close();
+    if (error instanceof SecretsAtRestError || error instanceof SecretKeyError) {
+      console.error(`leasehold: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
   const collector = startCollector({ store, config });
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', () => resolve());

@@ -7,6 +7,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { signatureHeader } from './deliver/sign';
 import { generateWebhookSecret } from './deliver/secret';
 import type { Store } from '../db';
+import { SecretUnreadableError } from '../db/secret-box';
 import { createWebhook, getWebhookForSending, listWebhooks, updateWebhook } from '../db/webhooks';
 import type { AlertMessage } from '../domain/alert-types';
 
@@ -37,13 +38,20 @@ const inbox = () => (state.__leaseholdInbox ??= { messages: [], webhookId: null 
 export async function ensureDemoInbox(store: Store, port: number): Promise<void> {
   const url = `http://127.0.0.1:${port}/api/v1/demo/inbox`;
   const existing = (await listWebhooks(store)).find((w) => w.name === DEMO_INBOX);
+  // Its secret signs for this server's own inbox only: without LEASEHOLD_SECRET_KEY it is kept
+  // as it is (the demo needs no setting), with one it is sealed like any other.
   if (!existing) {
-    inbox().webhookId = (await createWebhook(store, { name: DEMO_INBOX, url, format: 'native', secret: generateWebhookSecret(), routingKey: null, rules: [] })).id;
+    inbox().webhookId = (await createWebhook(store, { name: DEMO_INBOX, url, format: 'native', secret: generateWebhookSecret(), routingKey: null, rules: [], keepPlainWithoutKey: true })).id;
     return;
   }
   inbox().webhookId = existing.id;
-  const full = await getWebhookForSending(store, existing.id);
-  if (full && full.url !== url) await updateWebhook(store, existing.id, { url });
+  const full = await getWebhookForSending(store, existing.id).catch((error: unknown) => {
+    // Sealed with a key this run does not have: a new secret (nobody else checks this one's signatures).
+    if (error instanceof SecretUnreadableError) return null;
+    throw error;
+  });
+  if (!full) await updateWebhook(store, existing.id, { rotateSecret: generateWebhookSecret(), retirePreviousSecret: true, keepPlainWithoutKey: true });
+  if (!full || full.url !== url) await updateWebhook(store, existing.id, { url });
 }
 
 export function inboxMessages(): InboxMessage[] {
@@ -57,7 +65,7 @@ export async function receiveInboxMessage(store: Store, headers: Headers, body: 
   const id = headers.get('webhook-id') ?? '';
   const timestamp = headers.get('webhook-timestamp') ?? '';
   const signatures = (headers.get('webhook-signature') ?? '').split(' ').filter(Boolean);
-  const secrets = (await getWebhookForSending(store, webhookId))?.secrets ?? [];
+  const secrets = (await getWebhookForSending(store, webhookId).catch(() => null))?.secrets ?? [];
   let problem: string | null = null;
   const seconds = Number(timestamp);
   if (!/^\d{1,12}$/.test(timestamp) || Math.abs(Date.now() / 1000 - seconds) > TOLERANCE_S) problem = 'the timestamp is missing or too far from now';

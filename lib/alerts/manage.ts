@@ -10,7 +10,8 @@ import { claimDelivery, replayDeadDeliveries } from '../db/deliveries';
 import { queueMessages } from '../db/alerts';
 import { createSilence, endSilence, type SilenceView } from '../db/silences';
 import type { Store } from '../db/store';
-import { createWebhook, deleteWebhook, getWebhook, getWebhookForSending, updateWebhook, WebhookNameTakenError, type WebhookView } from '../db/webhooks';
+import { SecretKeyMissingError } from '../db/secret-box';
+import { createWebhook, deleteWebhook, getWebhook, updateWebhook, WebhookNameTakenError, type WebhookView } from '../db/webhooks';
 import { NO_FACTS, RULE_DEFAULTS } from '../domain/alert-rules';
 import { parseScope } from '../domain/alert-scope';
 import { ALERT_RULE_TYPES, ALERT_SEVERITIES, type AlertView } from '../domain/alert-types';
@@ -93,28 +94,31 @@ async function checkDestination(target: string, config: AlertsConfig) {
   }
 }
 
-function checkFormatNeeds(fmt: string, key: string | null | undefined) {
-  if (fmt === 'pagerduty' && !key) throw new ManageError(400, 'invalid_body', 'The pagerduty format needs "routingKey": the integration key of a PagerDuty Events API v2 service.');
+function checkFormatNeeds(fmt: string, hasKey: boolean) {
+  if (fmt === 'pagerduty' && !hasKey) throw new ManageError(400, 'invalid_body', 'The pagerduty format needs "routingKey": the integration key of a PagerDuty Events API v2 service.');
 }
+
+/** This server cannot seal a secret (no LEASEHOLD_SECRET_KEY): a 503 that says what to set, instead of a secret stored in the clear. */
+const sealingRefused = (error: unknown) => (error instanceof SecretKeyMissingError ? new ManageError(503, 'secret_key_missing', error.message) : error);
 
 export async function addWebhook(store: Store, config: AlertsConfig, body: z.output<typeof newWebhookBody>): Promise<{ webhook: WebhookView; secret: string }> {
   await checkDestination(body.url, config);
-  checkFormatNeeds(body.format, body.routingKey);
+  checkFormatNeeds(body.format, Boolean(body.routingKey));
   const signing = body.secret ?? generateWebhookSecret();
   try {
     const webhook = await createWebhook(store, { name: body.name, url: body.url, format: body.format, secret: signing, routingKey: body.routingKey ?? null, rules: body.rules });
     return { webhook, secret: signing };
   } catch (error) {
     if (error instanceof WebhookNameTakenError) throw new ManageError(409, 'webhook_exists', error.message);
-    throw error;
+    throw sealingRefused(error);
   }
 }
 
 export async function changeWebhook(store: Store, config: AlertsConfig, id: string, change: z.output<typeof webhookChangeBody>): Promise<{ webhook: WebhookView; secret?: string }> {
-  const current = await getWebhookForSending(store, id);
+  const current = await getWebhook(store, id);
   if (!current) throw new ManageError(404, 'not_found', 'No such endpoint.');
   if (change.url) await checkDestination(change.url, config);
-  checkFormatNeeds(change.format ?? current.format, change.routingKey === undefined ? current.routingKey : change.routingKey);
+  checkFormatNeeds(change.format ?? current.format, change.routingKey === undefined ? current.hasRoutingKey : Boolean(change.routingKey));
   const rotated = change.rotateSecret === true ? generateWebhookSecret() : change.rotateSecret;
   try {
     const webhook = await updateWebhook(store, id, { ...change, rotateSecret: rotated });
@@ -123,7 +127,7 @@ export async function changeWebhook(store: Store, config: AlertsConfig, id: stri
     return rotated ? { webhook, secret: rotated } : { webhook };
   } catch (error) {
     if (error instanceof WebhookNameTakenError) throw new ManageError(409, 'webhook_exists', error.message);
-    throw error;
+    throw sealingRefused(error);
   }
 }
 

@@ -125,6 +125,7 @@ export class DeliveryWorker {
     const started = performance.now();
     const failed = (error: string): SendResult => ({ outcome: 'failed', status: null, latencyMs: performance.now() - started, retryAfterMs: null, error, responseExcerpt: null });
     if (!isWebhookFormat(webhook.format)) return failed(`unknown format "${webhook.format.slice(0, 40)}"`);
+    if (webhook.unreadable) return failed(webhook.unreadable);
     let built;
     try {
       built = buildRequest(webhook.format, delivery.payload, {

@@ -12,7 +12,7 @@ import { createToken } from './tokens';
 
 export class ManageError extends RequestError {
   constructor(
-    readonly status: 400 | 404 | 409 | 422,
+    readonly status: 400 | 404 | 409 | 422 | 503,
     readonly code: string,
     message: string,
   ) {

@@ -2,7 +2,9 @@
 // processes never claim one row twice), record each attempt's outcome, dead-letter after the
 // last, replay on request. Times are the database's (now()), the one clock every process shares.
 import type { AlertMessage } from '../domain/alert-types';
+import { processKeyring, SecretUnreadableError } from './secret-box';
 import type { SqlSession } from './sql';
+import { openedSecrets } from './webhooks';
 import type { Store } from './store';
 
 /** A claimed delivery, with what is needed to send it. */
@@ -13,7 +15,8 @@ export type ClaimedDelivery = {
   event: string;
   payload: AlertMessage;
   attempts: number;
-  webhook: { name: string; url: string; format: string; secrets: string[]; routingKey: string | null };
+  /** Its endpoint, its secrets and routing key opened; `unreadable`: why they could not be (then there are none). */
+  webhook: { name: string; url: string; format: string; secrets: string[]; routingKey: string | null; unreadable: string | null };
 };
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'dead';
@@ -84,8 +87,18 @@ function claimedOf(row: ClaimRow): ClaimedDelivery {
     event: row.event,
     payload: (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as AlertMessage,
     attempts: row.attempts,
-    webhook: { name: row.name, url: row.url, format: row.format, secrets: row.secrets ?? [], routingKey: row.routingKey },
+    webhook: { name: row.name, url: row.url, format: row.format, ...openedFor(row) },
   };
+}
+
+/** The endpoint's secrets as given; none, and why, when this process cannot open them (the attempt fails with that reason). */
+function openedFor(row: ClaimRow): { secrets: string[]; routingKey: string | null; unreadable: string | null } {
+  try {
+    return { ...openedSecrets(processKeyring(), { id: row.webhookId, secrets: row.secrets, routingKey: row.routingKey }), unreadable: null };
+  } catch (error) {
+    if (!(error instanceof SecretUnreadableError)) throw error;
+    return { secrets: [], routingKey: null, unreadable: `the endpoint's secrets cannot be read: ${error.message}` };
+  }
 }
 
 /** Claims one delivery by id (a test message sent by the request that made it); null when it is not pending or is claimed. */
