@@ -3,13 +3,11 @@
 // is not itself a trusted proxy. Issue 30, point 6: X-Forwarded-For was believed from any peer
 // on loopback or a private network, so one local client could pass for as many addresses as it
 // liked, past the per-address sign-in limit and the stream's per-address slots.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { clientAddress, PEER_HEADER } from '../../lib/api/peer';
-import { ConfigError, loadConfig, type Config } from '../../lib/config';
+import { ConfigError, type Config } from '../../lib/config';
 import { admitStreamClient } from '../../lib/live/stream';
+import { configFiles } from '../support/config-files';
 
 // The process's config as lib/api/peer.ts reads it (getConfig()), set by each test.
 const processConfig = vi.hoisted(() => ({ current: undefined as Config | undefined, problem: undefined as Error | undefined }));
@@ -28,29 +26,8 @@ afterEach(() => {
   processConfig.problem = undefined;
 });
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-peer-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let files = 0;
-/** A config as the server loads it: from `file` (absent: no file) and `env` only. */
-function configOf(file: unknown, env: Record<string, string> = {}): Config {
-  const fileEnv: Record<string, string> = {};
-  if (file !== undefined) {
-    fileEnv.LEASEHOLD_CONFIG = path.join(dir, `config-${files++}.json`);
-    writeFileSync(fileEnv.LEASEHOLD_CONFIG, JSON.stringify(file));
-  }
-  return loadConfig({ env: { ...fileEnv, ...env }, cwd: dir });
-}
-
-function problemsOf(file: unknown, env: Record<string, string> = {}): string[] {
-  try {
-    configOf(file, env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
+const { configOf, problemsOf, remove } = configFiles('peer');
+afterAll(remove);
 
 /** The address of a request from the socket `peer`, carrying `forwarded` as X-Forwarded-For, on a server trusting `trusted`. */
 function addressOf(trusted: string[] | undefined, peer: string | undefined, forwarded?: string): string {

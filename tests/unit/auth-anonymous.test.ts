@@ -2,29 +2,15 @@
 // file's auth.anonymousRole, overridden by LEASEHOLD_ANONYMOUS_ROLE; absent, only the embedded
 // demo from this machine may read. And what authenticate() makes of a request with no
 // credentials or a malformed Authorization header, before it ever asks the store.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PEER_HEADER } from '../../lib/api/peer';
 import { AuthError } from '../../lib/auth/errors';
 import { anonymousRole, authenticate } from '../../lib/auth/principal';
-import { loadConfig, type Config } from '../../lib/config';
 import type { Store } from '../../lib/db/store';
+import { configFiles } from '../support/config-files';
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-anonymous-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let files = 0;
-/** A config as the server loads it: from `file` (absent: no file) and `env` only. */
-function configOf(file: unknown, env: Record<string, string> = {}): Config {
-  const fileEnv: Record<string, string> = {};
-  if (file !== undefined) {
-    fileEnv.LEASEHOLD_CONFIG = path.join(dir, `config-${files++}.json`);
-    writeFileSync(fileEnv.LEASEHOLD_CONFIG, JSON.stringify(file));
-  }
-  return loadConfig({ env: { ...fileEnv, ...env }, cwd: dir });
-}
+const { configOf, remove } = configFiles('anonymous');
+afterAll(remove);
 
 const POSTGRES = { DATABASE_URL: 'postgres://leasehold@127.0.0.1:5432/leasehold' };
 const LOOPBACK = ['127.0.0.1', '127.8.9.10', '::1'];

@@ -1,0 +1,31 @@
+// Configs as the server loads them, from a config file written for the test (or none) and the
+// environment given, in a scratch folder of their own.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig, type Config } from '../../lib/config';
+
+export function configFiles(name: string) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `leasehold-${name}-`));
+  let files = 0;
+  /** A config as the server loads it: from `file` (absent: no file) and `env` only. */
+  const configOf = (file: unknown, env: Record<string, string> = {}): Config => {
+    const fileEnv: Record<string, string> = {};
+    if (file !== undefined) {
+      fileEnv.LEASEHOLD_CONFIG = path.join(dir, `config-${files++}.json`);
+      writeFileSync(fileEnv.LEASEHOLD_CONFIG, JSON.stringify(file));
+    }
+    return loadConfig({ env: { ...fileEnv, ...env }, cwd: dir });
+  };
+  /** The problems a ConfigError lists for this file and environment (throws when there is none). */
+  const problemsOf = (file: unknown, env: Record<string, string> = {}): string[] => {
+    try {
+      configOf(file, env);
+    } catch (error) {
+      if (error instanceof ConfigError) return error.problems;
+      throw error;
+    }
+    throw new Error('expected a ConfigError');
+  };
+  return { dir, configOf, problemsOf, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
