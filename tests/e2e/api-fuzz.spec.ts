@@ -319,8 +319,14 @@ test.describe('an empty body is no body', () => {
       send(EMBEDDED, { method: 'POST', target, headers: [['Host', `127.0.0.1:${EMBEDDED}`], ...auth], body: new Uint8Array(0), bodyMode: 'length' });
     const logout = await empty('/api/v1/auth/logout');
     expect([logout.status, logout.body]).toEqual([200, JSON.stringify({ signedIn: false })]);
-    const replay = await empty('/api/v1/webhooks/nope/replay', [['Authorization', `Bearer ${credentials(EMBEDDED_URL).tokens.admin}`]]);
+    const admin: [string, string][] = [['Authorization', `Bearer ${credentials(EMBEDDED_URL).tokens.admin}`]];
+    const replay = await empty('/api/v1/webhooks/nope/replay', admin);
     expect([replay.status, json(replay).error]).toEqual([404, 'not_found']); // through to the route's work
+    // Routes that take no body at all are not put off by an empty one either.
+    const test = await empty('/api/v1/webhooks/nope/test', admin);
+    expect([test.status, json(test).error]).toEqual([404, 'not_found']);
+    const ended = await send(EMBEDDED, { method: 'DELETE', target: '/api/v1/silences/nope', headers: [['Host', `127.0.0.1:${EMBEDDED}`], ...admin], body: new Uint8Array(0), bodyMode: 'length' });
+    expect([ended.status, json(ended).error]).toEqual([404, 'not_found']);
     // A body that is not empty still has to be JSON.
     const text = await send(EMBEDDED, { method: 'POST', target: '/api/v1/auth/logout', headers: [['Host', `127.0.0.1:${EMBEDDED}`], ['Content-Type', 'text/plain']], body: new TextEncoder().encode('x') });
     expect(text.status).toBe(415);
