@@ -8,15 +8,15 @@ import { ConfigError, loadConfig, type Config } from '../../lib/config';
 export function configFiles(name: string) {
   const dir = mkdtempSync(path.join(os.tmpdir(), `leasehold-${name}-`));
   let files = 0;
-  /** A config as the server loads it: from `file` (absent: no file) and `env` only. */
-  const configOf = (file: unknown, env: Record<string, string> = {}): Config => {
-    const fileEnv: Record<string, string> = {};
-    if (file !== undefined) {
-      fileEnv.LEASEHOLD_CONFIG = path.join(dir, `config-${files++}.json`);
-      writeFileSync(fileEnv.LEASEHOLD_CONFIG, JSON.stringify(file));
-    }
-    return loadConfig({ env: { ...fileEnv, ...env }, cwd: dir });
+  /** A config file holding `content` (a string as it is, anything else as JSON); its path. */
+  const withFile = (content: unknown): string => {
+    const file = path.join(dir, `config-${files++}.json`);
+    writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+    return file;
   };
+  /** A config as the server loads it: from `file` (absent: no file) and `env` only. */
+  const configOf = (file: unknown, env: Record<string, string> = {}): Config =>
+    loadConfig({ env: { ...(file === undefined ? {} : { LEASEHOLD_CONFIG: withFile(file) }), ...env }, cwd: dir });
   /** The problems a ConfigError lists for this file and environment (throws when there is none). */
   const problemsOf = (file: unknown, env: Record<string, string> = {}): string[] => {
     try {
@@ -27,5 +27,5 @@ export function configFiles(name: string) {
     }
     throw new Error('expected a ConfigError');
   };
-  return { dir, configOf, problemsOf, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, withFile, configOf, problemsOf, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

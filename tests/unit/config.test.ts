@@ -1,33 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, DEMO_SOURCE, loadConfig, type Config } from '../../lib/config';
+import { ConfigError, DEMO_SOURCE, loadConfig } from '../../lib/config';
 import { DEMO_SOURCE_ENTRY } from '../../lib/demo/source';
+import { configFiles } from '../support/config-files';
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-config-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let fileCounter = 0;
-function withFile(content: unknown): string {
-  const file = path.join(dir, `config-${fileCounter++}.json`);
-  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
-  return file;
-}
-
-function load(content: unknown, env: Record<string, string> = {}): Config {
-  return loadConfig({ env: { LEASEHOLD_CONFIG: withFile(content), ...env }, cwd: dir });
-}
-
-function problemsOf(content: unknown, env: Record<string, string> = {}): string[] {
-  try {
-    load(content, env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
+const { dir, withFile, configOf: load, problemsOf, remove } = configFiles('config');
+afterAll(remove);
 
 const pg = { name: 'pg-main', backend: 'postgres', url: 'postgres://app:hunter2@127.0.0.1:5432/app' };
 const redis = { name: 'redis-main', backend: 'redis', urls: ['redis://127.0.0.1:6379'] };
