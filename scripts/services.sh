@@ -11,7 +11,7 @@
 #
 #   scripts/services.sh up [--etcd-cluster] [--no-chromium]
 #   scripts/services.sh status
-#   scripts/services.sh down
+#   scripts/services.sh down [name...]
 #
 # What already answers is reused; what is missing is installed with apt-get and started.
 # `up` twice starts nothing twice. `down` stops only what this script started, by the
@@ -361,12 +361,13 @@ cmd_status() {
   return $rc
 }
 
-cmd_down() {
-  local file
+cmd_down() { # [key...]: only those (redis, etcd, etcd-m1, postgres, ...); none: all it started
+  local file only=" $* "
   shopt -s nullglob
   for file in "$STATE"/pids/*.pid; do
     local key pid
     key=$(basename "$file" .pid)
+    [[ $# -eq 0 || $only == *" $key "* ]] || continue
     pid=$(cat "$file")
     if alive "$pid"; then
       # Postgres: SIGINT is its "fast" shutdown; the others (Alertmanager too: it writes its
@@ -379,7 +380,7 @@ cmd_down() {
     fi
     rm -f "$file"
   done
-  rm -f "$STATE/env"
+  [[ $# -gt 0 ]] || rm -f "$STATE/env"
 }
 
 command=${1:-}

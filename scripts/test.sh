@@ -42,8 +42,26 @@ failures() {
 }
 
 # Without the servers nothing below can run meaningfully: stop here if they cannot start.
+# What this run starts (not what was running already) is stopped when it ends, however it
+# ends; LEASEHOLD_KEEP_SERVICES=1 keeps them up for the next run.
+PIDS="${LEASEHOLD_SERVICES_DIR:-$ROOT/.leasehold/services}/pids"
+recorded() { (cd "$PIDS" 2>/dev/null && grep -H . -- *.pid 2>/dev/null) | sort || true; }
+before=$(recorded)
+started=()
+stop_started() {
+  if [[ ${#started[@]} -gt 0 && ${LEASEHOLD_KEEP_SERVICES:-} != 1 ]]; then
+    printf '\n==> services: stopping what this run started: %s\n' "${started[*]}"
+    bash scripts/services.sh down "${started[@]}" || true
+  fi
+}
+trap stop_started EXIT
 printf "==> services: scripts/services.sh up --etcd-cluster\n"
-if ! bash scripts/services.sh up --etcd-cluster; then
+up_ok=1
+bash scripts/services.sh up --etcd-cluster || up_ok=0
+while IFS= read -r line; do
+  [[ -n $line ]] && started+=("${line%%.pid:*}")
+done < <(comm -13 <(printf '%s\n' "$before") <(recorded))
+if [[ $up_ok -eq 0 ]]; then
   echo "npm test: the test services could not be started (see above)" >&2
   exit 1
 fi
