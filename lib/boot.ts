@@ -95,12 +95,10 @@ async function startWithStore(config: Config, startedAt: number, attempted: () =
 
 async function prepareSecrets(store: Awaited<ReturnType<typeof getStore>>) {
   const { prepareSecretsAtRest, SecretsAtRestError } = await import('./alerts/secrets-at-rest');
-  const { SecretKeyError } = await import('./db/secret-box');
   try {
-    const { resealed } = await prepareSecretsAtRest(store);
-    if (resealed > 0) logger('alerts').info(`encrypted the signing secrets of ${resealed} alert endpoint${resealed === 1 ? '' : 's'} with the current LEASEHOLD_SECRET_KEY`);
+    await prepareSecretsAtRest(store, (line) => logger('alerts').info(line));
   } catch (error) {
-    if (error instanceof SecretsAtRestError || error instanceof SecretKeyError) fatal(error.message);
+    if (error instanceof SecretsAtRestError) fatal(error.message);
     // The store failing now is the store's to report (requests retry it); deliveries say why they fail.
     logger('alerts').warn(`the endpoints' signing secrets could not be checked: ${toPublicError(error).message}`);
   }

@@ -3,7 +3,6 @@
 import type { Config } from '../../lib/config';
 import { startCollector } from '../../lib/collector';
 import { prepareSecretsAtRest, SecretsAtRestError } from '../../lib/alerts/secrets-at-rest';
-import { SecretKeyError } from '../../lib/db/secret-box';
 import { openStore } from '../../lib/db/store';
 
 export async function collectCommand(config: Config): Promise<number> {
@@ -14,11 +13,10 @@ export async function collectCommand(config: Config): Promise<number> {
   const store = await openStore(config.store, { log: (line) => console.log(`[leasehold] store: ${line}`) });
   // It delivers alerts: it needs the key the endpoints' signing secrets are sealed with.
   try {
-    const { resealed } = await prepareSecretsAtRest(store);
-    if (resealed > 0) console.log(`[leasehold] encrypted the signing secrets of ${resealed} alert endpoint${resealed === 1 ? '' : 's'} with the current LEASEHOLD_SECRET_KEY`);
+    await prepareSecretsAtRest(store, (line) => console.log(`[leasehold] ${line}`));
   } catch (error) {
     await store.close();
-    if (error instanceof SecretsAtRestError || error instanceof SecretKeyError) {
+    if (error instanceof SecretsAtRestError) {
       console.error(`leasehold: ${error.message}`);
       return 1;
     }

@@ -50,8 +50,8 @@ export async function ensureDemoInbox(store: Store, port: number): Promise<void>
     if (error instanceof SecretUnreadableError) return null;
     throw error;
   });
-  if (!full) await updateWebhook(store, existing.id, { rotateSecret: generateWebhookSecret(), retirePreviousSecret: true, keepPlainWithoutKey: true });
-  if (!full || full.url !== url) await updateWebhook(store, existing.id, { url });
+  if (!full) await updateWebhook(store, existing.id, { url, rotateSecret: generateWebhookSecret(), retirePreviousSecret: true, keepPlainWithoutKey: true });
+  else if (full.url !== url) await updateWebhook(store, existing.id, { url });
 }
 
 export function inboxMessages(): InboxMessage[] {

@@ -9,7 +9,7 @@
 // and the demo runs with no setting at all (without a key its secret is kept as it is, and
 // one it cannot read is replaced when the demo starts).
 import type { Store } from '../db';
-import { processKeyring, PREVIOUS_KEYS_ENV, SECRET_KEY_ENV } from '../db/secret-box';
+import { processKeyring, PREVIOUS_KEYS_ENV, SECRET_KEY_ENV, SecretKeyError, type Keyring } from '../db/secret-box';
 import { resealWebhookSecrets } from '../db/webhooks';
 import { DEMO_INBOX } from './demo-inbox';
 
@@ -24,13 +24,19 @@ export class SecretsAtRestError extends Error {
 const names = (endpoints: { name: string }[]) => `${endpoints.slice(0, 5).map((e) => `"${e.name.slice(0, 60)}"`).join(', ')}${endpoints.length > 5 ? `, and ${endpoints.length - 5} more` : ''}`;
 
 /**
- * Checks the endpoints' secrets against this process's keys and seals what it can; returns how
- * many endpoints were sealed again. Throws SecretsAtRestError when an endpoint (other than the
- * demo's) is sealed with a key this process does not have, or is kept in the clear and no key
- * is set; SecretKeyError when a key in the environment is malformed.
+ * Checks the endpoints' secrets against this process's keys and seals what it can; returns,
+ * and says through `log`, how many endpoints it sealed again. Throws SecretsAtRestError when
+ * an endpoint (other than the demo's) is sealed with a key this process does not have, or is
+ * kept in the clear and no key is set, or when a key in the environment is malformed: the
+ * caller stops with its message.
  */
-export async function prepareSecretsAtRest(store: Store): Promise<{ resealed: number }> {
-  const keyring = processKeyring();
+export async function prepareSecretsAtRest(store: Store, log: (line: string) => void = () => {}): Promise<{ resealed: number }> {
+  let keyring: Keyring;
+  try {
+    keyring = processKeyring();
+  } catch (error) {
+    throw error instanceof SecretKeyError ? new SecretsAtRestError(error.message) : error;
+  }
   const report = await resealWebhookSecrets(store, keyring);
   const unreadable = report.unreadable.filter((e) => e.name !== DEMO_INBOX);
   if (unreadable.length > 0) {
@@ -47,5 +53,6 @@ export async function prepareSecretsAtRest(store: Store): Promise<{ resealed: nu
         `Set it to 32 random bytes (\`openssl rand -base64 32\`) for every Leasehold process: they are encrypted with it when the server starts (docs/security.md).`,
     );
   }
+  if (report.resealed > 0) log(`encrypted the signing secrets of ${report.resealed} alert endpoint${report.resealed === 1 ? '' : 's'} with the current ${SECRET_KEY_ENV}`);
   return { resealed: report.resealed };
 }

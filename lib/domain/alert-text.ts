@@ -1,13 +1,8 @@
 // How alert summaries quote what they name (lib/domain/alert-rules.ts). Pure.
-import { cutExactText, terminalText } from './display';
+import { cutExactText, quotedExactText, terminalText } from './display';
 
-/**
- * A lease id, key or holder in a summary. They come as exact text (display.ts): escaped once
- * already, as the API shows them, so a summary only cuts them. terminalText changes nothing in
- * an exact text; it is there so that a value that somehow is not one still brings no control
- * or bidi character into a summary, which ends up in logs and terminals too.
- */
-export const show = (exact: string | null) => (exact === null ? 'nobody' : cutExactText(terminalText(exact), 80));
+/** A lease id, key or holder in a summary: exact text (display.ts), escaped once already, as the API shows it. */
+export const show = (exact: string | null) => (exact === null ? 'nobody' : quotedExactText(exact, 80));
 
 /**
  * What people wrote (a force action's reason; an actor's name, which an identity provider may

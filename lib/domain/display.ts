@@ -180,6 +180,13 @@ export function cutExactText(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
+/**
+ * A key, holder or lease id (exact text) quoted in a sentence: only cut (cutExactText).
+ * terminalText changes nothing in an exact text; it is there so that a value that somehow is
+ * not one still brings no control or bidi character into a message, a log or a terminal.
+ */
+export const quotedExactText = (exact: string, max: number) => cutExactText(terminalText(exact), max);
+
 /** The bytes an escaped text stands for: the inverse of escapeBytes (and of escapeText, as UTF-8). Null when it is not such a text. */
 export function unescapeText(text: string): Uint8Array | null {
   const out: number[] = [];

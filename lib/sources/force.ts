@@ -19,7 +19,7 @@
 //   be force-released, by someone who accepts that the old holder may still act.
 // - plan() changes nothing. It may read the backend to learn the layout and whom the action
 //   would hit; its steps are what execute() sends, never a password or a URL.
-import { cutExactText, EXACT_TEXT_MAX_BYTES, terminalText, unescapeText } from '../domain/display';
+import { EXACT_TEXT_MAX_BYTES, quotedExactText, unescapeText } from '../domain/display';
 
 export type ForceAction = 'force-expire' | 'force-release';
 
@@ -78,7 +78,7 @@ export class ForceConflictError extends Error {
     detail?: string,
   ) {
     // The key and the holder are exact text (escaped once already, as the API shows them): only cut.
-    super(`${shownExact(key)} is not in the state you saw, so nothing was done: ${describeCurrent(current)}${detail ? ` (${detail})` : ''}`);
+    super(`${quotedExactText(key, 120)} is not in the state you saw, so nothing was done: ${describeCurrent(current)}${detail ? ` (${detail})` : ''}`);
     this.name = 'ForceConflictError';
   }
 }
@@ -86,10 +86,8 @@ export class ForceConflictError extends Error {
 function describeCurrent(current: CurrentState | null): string {
   if (current === null) return 'it does not exist now';
   const token = current.token === null ? 'no token' : `token ${current.token}`;
-  return current.holder === null ? `nobody holds it now (${token})` : `it is held by "${shownExact(current.holder)}" with ${token}`;
+  return current.holder === null ? `nobody holds it now (${token})` : `it is held by "${quotedExactText(current.holder, 120)}" with ${token}`;
 }
-
-const shownExact = (exact: string) => cutExactText(terminalText(exact), 120);
 
 /**
  * The action cannot be done on this lease, whatever its state: `unfenced` (force-expire of a
