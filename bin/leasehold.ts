@@ -1,7 +1,8 @@
 // The Leasehold CLI. Commands grow with the issues that need them; each one says what
 // it did, fails with a sentence (never a stack trace) and a non-zero exit.
 import { inspect, parseArgs } from 'node:util';
-import { ConfigError, knownSecrets, loadConfig, redactUrlPassword, type Config } from '../lib/config';
+import { ConfigError, knownSecrets, redactUrlPassword, type Config } from '../lib/config';
+import { loadAppConfig } from '../lib/root';
 import { StoreLockedError } from '../lib/db/embedded';
 import { describeStatus, MigrationError } from '../lib/db/migrate';
 import { openStore } from '../lib/db/store';
@@ -122,9 +123,9 @@ async function main(argv: string[]): Promise<number> {
     }
     // The demo's fleet runs only inside the server: a collector or a snapshot on its own has no demo.
     case 'collect':
-      return (await import('./commands/collect')).collectCommand(loadConfig({ env: { ...process.env, LEASEHOLD_DEMO: 'off' } }));
+      return (await import('./commands/collect')).collectCommand(loadAppConfig({ env: { ...process.env, LEASEHOLD_DEMO: 'off' } }));
     case 'snapshot':
-      return (await import('./commands/snapshot')).snapshotCommand(loadConfig({ env: { ...process.env, LEASEHOLD_DEMO: 'off' } }), json);
+      return (await import('./commands/snapshot')).snapshotCommand(loadAppConfig({ env: { ...process.env, LEASEHOLD_DEMO: 'off' } }), json);
     case 'audit':
       return (await import('./commands/audit')).auditCommand(sub, json);
     case 'force-expire':
@@ -170,7 +171,7 @@ function storeLabel(config: Config): string {
 }
 
 async function migrateCommand(json: boolean): Promise<number> {
-  const config = loadConfig();
+  const config = loadAppConfig();
   const lines: string[] = [];
   const store = await openStore(config.store, { log: (line) => (json ? lines.push(line) : console.log(line)) });
   try {
@@ -183,7 +184,7 @@ async function migrateCommand(json: boolean): Promise<number> {
 }
 
 async function migrateStatusCommand(json: boolean): Promise<number> {
-  const config = loadConfig();
+  const config = loadAppConfig();
   const store = await openStore(config.store, { migrate: false });
   try {
     const status = await store.migrationStatus();
@@ -195,7 +196,7 @@ async function migrateStatusCommand(json: boolean): Promise<number> {
 }
 
 async function migrateCheckCommand(json: boolean): Promise<number> {
-  const config = loadConfig();
+  const config = loadAppConfig();
   const { checkDrift } = await import('../lib/db/drift');
   const store = await openStore(config.store, { migrate: false });
   try {
@@ -214,7 +215,7 @@ async function migrateCheckCommand(json: boolean): Promise<number> {
 }
 
 function configCheckCommand(json: boolean): number {
-  const config = loadConfig();
+  const config = loadAppConfig();
   const summary = config.sources.map((source) => `${source.name} (${source.backend})`).join(', ');
   print(
     json,

@@ -1,8 +1,9 @@
 // Server start-up inside `next start`: validate the config, open and migrate the store,
 // and close it cleanly on SIGTERM/SIGINT (an embedded PGlite that is not closed needs
 // crash recovery on its next open).
-import { ConfigError, getConfig, type Config } from './config';
-import { closeStore, getStore } from './db';
+import { ConfigError, type Config } from './config';
+import { getConfig } from './root';
+import { closeStore, getStore } from './root';
 import { startProcessCollector, stopProcessCollector } from './collector/process';
 import { StoreLockedError } from './db/embedded';
 import { MigrationError } from './db/migrate';

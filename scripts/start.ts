@@ -6,7 +6,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { staleBuild } from './tooling/build-fingerprint';
-import { ConfigError, loadConfig } from '../lib/config';
+import { ConfigError } from '../lib/config';
+import { loadAppConfig } from '../lib/root';
 import { describeEnd, runChild } from './tooling/run-child';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -14,7 +15,7 @@ const nextBin = path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
 
 let config;
 try {
-  config = loadConfig();
+  config = loadAppConfig();
 } catch (error) {
   if (error instanceof ConfigError) {
     console.error(`leasehold: cannot start: ${error.message}`);

@@ -2,7 +2,7 @@ import { SignInForm } from '@/components/auth/sign-in-form';
 import { pageAccess } from '@/lib/auth/page';
 import { safeReturnPath } from '@/lib/auth/return-to';
 import { signInErrorText } from '@/lib/auth/sign-in-errors';
-import { getConfig } from '@/lib/config';
+import { getConfig } from '@/lib/root';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Sign in' };

@@ -3,8 +3,8 @@
 // and series per lease up to metrics.leaseSeriesLimit.
 import { Registry } from 'prom-client';
 import { metricsRegistry } from '@/lib/metrics';
-import { getConfig } from '@/lib/config';
-import { getStore } from '@/lib/db';
+import { getConfig } from '@/lib/root';
+import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { leaseRegistry, storeDownRegistry, storeRegistry } from '@/lib/queries/metrics';
 import { requireAccess } from '@/lib/auth/guard';

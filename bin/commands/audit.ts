@@ -1,7 +1,7 @@
 // `leasehold audit verify`: walks the audit log's hash chain in the store (DATABASE_URL, or the
 // embedded store) and says whether every entry is as it was written. Exit 0 when intact, 1 when
 // an entry was changed, removed or reordered (or the store cannot be read), 2 for a wrong subcommand.
-import { loadConfig } from '../../lib/config';
+import { loadAppConfig } from '../../lib/root';
 import { AUDIT_CHAIN_MIGRATION, verifyAuditChain } from '../../lib/db/audit';
 import { openStore } from '../../lib/db/store';
 import { terminalText } from '../../lib/domain/display';
@@ -11,7 +11,7 @@ export async function auditCommand(sub: string | undefined, json: boolean): Prom
     console.error(`leasehold: unknown audit subcommand "${terminalText(sub ?? '')}" (expected verify)`);
     return 2;
   }
-  const config = loadConfig();
+  const config = loadAppConfig();
   // Verifying changes nothing: the store is not migrated here, only asked whether it is.
   const store = await openStore(config.store, { migrate: false });
   try {

@@ -4,7 +4,7 @@
 // input, never from an argument.
 import { hashPassword, passwordProblem } from '../../lib/auth/password';
 import { isRole } from '../../lib/auth/permissions';
-import { loadConfig } from '../../lib/config';
+import { loadAppConfig } from '../../lib/root';
 import { createUser, findUserByName, listUsers, updateUser, userView } from '../../lib/db/users';
 import { openStore, type Store } from '../../lib/db/store';
 import { terminalText } from '../../lib/domain/display';
@@ -13,7 +13,7 @@ import { readSecret } from './prompt';
 export class CommandError extends Error {}
 
 export async function withStore<T>(work: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(loadConfig().store);
+  const store = await openStore(loadAppConfig().store);
   try {
     return await work(store);
   } finally {

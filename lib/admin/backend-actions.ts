@@ -1,6 +1,7 @@
 // One ForceActions (lib/sources/force.ts) per configured source, made when first needed and
 // kept for the process: an admin action at 3 a.m. does not wait for a new connection pool.
-import { getConfig, type SourceConfig } from '../config';
+import { type SourceConfig } from '../config';
+import { getConfig } from '../root';
 import type { Store } from '../db/store';
 import { pglitePool } from '../db/pglite-pool';
 import { forceActionsFor } from '../sources/force-registry';

@@ -1,7 +1,8 @@
 // The Host and Origin checks of lib/api/host.ts with this process's configuration: what
 // proxy.ts runs before routing, and what a route that reads a body runs itself (proxy.ts does
 // not see requests that carry a body to such a route: see there).
-import { DEFAULT_HOST, getConfig } from '../config';
+import { DEFAULT_HOST } from '../config';
+import { getConfig } from '../root';
 import { checkHost, checkOrigin, hostRule, type HostRule } from './host';
 
 /** This process's rule, from its config (LEASEHOLD_ALLOWED_HOSTS, HOST); from HOST alone when the config cannot be read. */

@@ -12,7 +12,8 @@
 // the first entry that is not itself a named proxy is the client (what the client wrote before
 // it is never reached). An entry that is not an IP address ends the walk at the last proxy that
 // was believed: after it, nobody trusted vouches for anything.
-import { getConfig, type Config } from '../config';
+import { type Config } from '../config';
+import { getConfig } from '../root';
 import { AddressSet, canonicalAddress } from '../net/address-range';
 
 export const PEER_HEADER = 'x-leasehold-peer';

@@ -1,7 +1,7 @@
 // The server side of every rule in route-rules.ts: a route handler calls requireAccess first,
 // a page calls pageAccess (lib/auth/page.ts). The principal comes from lib/auth/principal.ts.
-import { getConfig } from '../config';
-import { getStore } from '../db';
+import { getConfig } from '../root';
+import { getStore } from '../root';
 import { AuthError } from './errors';
 import { can, PERMISSIONS, ROLE_ORDER, ROLE_PERMISSIONS, type Permission } from './permissions';
 import { authenticate, type Principal } from './principal';

@@ -2,7 +2,7 @@
 // pending-state cookie, and back, to a session (lib/auth/session.ts) and the page the person
 // was going to. A failure goes back to the sign-in page with a sentence, never a stack.
 import { clientAddress } from '../api/peer';
-import { getConfig } from '../config';
+import { getConfig } from '../root';
 import type { Store } from '../db/store';
 import { upsertOidcUser } from '../db/users';
 import { logger } from '../log';

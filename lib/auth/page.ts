@@ -4,8 +4,8 @@
 import 'server-only';
 import { headers } from 'next/headers';
 import { redirect } from 'next/navigation';
-import { getConfig } from '../config';
-import { getStore } from '../db';
+import { getConfig } from '../root';
+import { getStore } from '../root';
 import { LEASE_PATH_HEADER } from '../domain/lease-id';
 import { forbidden } from './guard';
 import { can } from './permissions';

@@ -7,11 +7,10 @@
 // DATABASE_URL hold. A JSON syntax error is placed by line and column, never quoted.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { DEMO_SOURCE_ENTRY } from '../demo/source';
 import { scrub, secretsOf } from '../redact';
 import { interpolateEnv, parseConfigText, readConfigFile } from './file';
 import { formatIssue, formatPath } from './issues';
-import { blankToUndefined, DEFAULT_CONFIG_FILE, envSchema, fileSchema, namesEmbeddedStore, postgresSource, type Config, type FileConfig, type PostgresSourceConfig } from './schema';
+import { blankToUndefined, DEFAULT_CONFIG_FILE, envSchema, fileSchema, namesEmbeddedStore, type Config, type FileConfig } from './schema';
 
 export { describeValue, formatIssue, redactUrlPassword } from './issues';
 export {
@@ -23,6 +22,7 @@ export {
   DEFAULT_STREAM_MAX_CLIENTS,
   DEFAULT_STREAM_MAX_CLIENTS_PER_ADDRESS,
   namesEmbeddedStore,
+  postgresSource,
   type Config,
   type EtcdSourceConfig,
   type FileConfig,
@@ -45,6 +45,12 @@ export class ConfigError extends Error {
 export type LoadConfigOptions = {
   env?: Record<string, string | undefined>;
   cwd?: string;
+  /**
+   * The entry of the embedded demo's one source, as a file would write it: registered in place
+   * of the file's no sources when no store or source is configured and LEASEHOLD_DEMO is not
+   * `off`. The demo hands it in (lib/root, from lib/demo/source.ts); without it there is no demo.
+   */
+  demoSource?: Record<string, unknown>;
 };
 
 /**
@@ -85,12 +91,13 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     fileConfig = fileSchema.parse({});
   }
 
-  // The embedded demo (lib/demo) registers its one source as a file would: its entry
-  // (lib/demo/source.ts) goes through the file's schema, in place of the file's no sources.
+  // The embedded demo registers its one source as a file would: its entry (options.demoSource)
+  // goes through the file's schema, in place of the file's no sources.
   const databaseUrl = envResult.success ? envResult.data.DATABASE_URL : undefined;
-  const demo = envResult.success && !databaseUrl && fileConfig?.sources.length === 0 && env.LEASEHOLD_DEMO !== 'off';
+  const demoSource = options.demoSource;
+  const demo = demoSource !== undefined && envResult.success && !databaseUrl && fileConfig?.sources.length === 0 && env.LEASEHOLD_DEMO !== 'off';
   if (demo) {
-    const withDemo = { ...(fileValue as Record<string, unknown> | undefined), sources: [DEMO_SOURCE_ENTRY] };
+    const withDemo = { ...(fileValue as Record<string, unknown> | undefined), sources: [demoSource] };
     const result = fileSchema.safeParse(withDemo, { reportInput: true });
     if (result.success) fileConfig = result.data;
     else for (const issue of result.error.issues) problems.push(formatIssue(issue, withDemo));
@@ -159,15 +166,4 @@ export function knownSecrets(): readonly string[] {
     rememberSecrets(secretsOf({ env: { DATABASE_URL: databaseUrl } }));
   }
   return state.list;
-}
-
-/** The embedded demo's source (lib/demo/source.ts) as loadConfig registers it: through the source schema. */
-export const DEMO_SOURCE: PostgresSourceConfig = postgresSource.parse(DEMO_SOURCE_ENTRY);
-
-const configState = globalThis as typeof globalThis & { __leaseholdConfig?: Config };
-
-/** The config of this process, loaded once. Throws ConfigError (every time) while it is invalid. */
-export function getConfig(): Config {
-  configState.__leaseholdConfig ??= loadConfig();
-  return configState.__leaseholdConfig;
 }

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { LeaseEventView } from '../domain/types';
 import { position, publish, seqOf, type BusMessage } from './bus';
 import { renderMetrics } from '../metrics';
-import { loadConfig } from '../config';
+import { loadAppConfig } from '../root';
 import { clientAddress } from '../api/peer';
 import { AddressSet } from '../net/address-range';
 import { admitStreamClient, openLiveStream, streamLimits, StreamClientTooSlow } from './stream';
@@ -185,8 +185,8 @@ describe('the stream caps', () => {
   it('takes its caps from the config, and from the environment through it', () => {
     expect(streamLimits({ stream: { maxClients: 20, maxClientsPerAddress: 5 } })).toEqual({ maxClients: 20, maxClientsPerAddress: 5 });
     const env = { LEASEHOLD_CONFIG: undefined, DATABASE_URL: undefined, LEASEHOLD_STREAM_MAX_CLIENTS: '20', LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS: ' 5 ' };
-    expect(loadConfig({ env, cwd: '/nonexistent' }).stream).toEqual({ maxClients: 20, maxClientsPerAddress: 5 });
-    expect(loadConfig({ env: {}, cwd: '/nonexistent' }).stream).toEqual({ maxClients: 500, maxClientsPerAddress: 50 });
+    expect(loadAppConfig({ env, cwd: '/nonexistent' }).stream).toEqual({ maxClients: 20, maxClientsPerAddress: 5 });
+    expect(loadAppConfig({ env: {}, cwd: '/nonexistent' }).stream).toEqual({ maxClients: 500, maxClientsPerAddress: 50 });
   });
 
   it("counts by the socket's address, or by the address a trusted proxy saw (tests/unit/api-peer.test.ts has the whole rule)", () => {

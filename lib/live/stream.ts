@@ -21,7 +21,8 @@
 // client takes them (pull), so a resume far back is not held in memory at once.
 import { metrics } from '../metrics';
 import { position, seqOf, subscribe, type BusMessage } from './bus';
-import { getConfig, type Config } from '../config';
+import { type Config } from '../config';
+import { getConfig } from '../root';
 
 export const STREAM_BUFFER_BYTES = 256 * 1024;
 export const STREAM_MAX_BUFFER_BYTES = 4 * 1024 * 1024;

@@ -1,7 +1,7 @@
 // The body of GET /api/v1/leases: the lease list (served from memory, lib/queries/lease-cache.ts)
 // and every source's status, assembled as UTF-8 JSON around the list's bytes, not re-serialized.
 import 'server-only';
-import { getConfig } from '../config';
+import { getConfig } from '../root';
 import type { Store } from '../db';
 import { InvalidParameterError } from '../api/params';
 import { listSources, type SourceRow } from './console';

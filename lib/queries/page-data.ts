@@ -1,6 +1,8 @@
 import 'server-only';
-import { getConfig, type Config } from '../config';
-import { getStore, type Store } from '../db';
+import { type Config } from '../config';
+import { getConfig } from '../root';
+import { type Store } from '../db';
+import { getStore } from '../root';
 import { toPublicError, type PublicError } from '../errors';
 
 export type PageData<T> = { ok: true; data: T } | { ok: false; problem: PublicError };

@@ -15,7 +15,8 @@ import { sha256 } from '../../lib/auth/secrets';
 import { endSession, sessionPrincipal, startSession } from '../../lib/auth/session';
 import { FAILURES_PER_ADDRESS, FAILURES_PER_USER, signIn } from '../../lib/auth/sign-in';
 import { createToken, tokenPrincipal } from '../../lib/auth/tokens';
-import { loadConfig, type Config } from '../../lib/config';
+import { type Config } from '../../lib/config';
+import { loadAppConfig } from '../../lib/root';
 import { authSchema, type Role } from '../../lib/config/auth-schema';
 import { revokeApiToken } from '../../lib/db/api-tokens';
 import { deleteUserSessions, insertSession } from '../../lib/db/sessions';
@@ -31,7 +32,7 @@ const PASSWORD = 'integration-password-1';
 /** Shorter than the defaults, so that "later" is minutes, not days. */
 const AUTH = authSchema.parse({ sessionIdleMinutes: 30, sessionMaxHours: 2 });
 /** Neither demo nor anonymous access unless a test says so. */
-const BASE: Config = { ...loadConfig({ env: { LEASEHOLD_DEMO: 'off' }, cwd: ROOT }), auth: AUTH };
+const BASE: Config = { ...loadAppConfig({ env: { LEASEHOLD_DEMO: 'off' }, cwd: ROOT }), auth: AUTH };
 const withAnonymous = (anonymousRole: 'viewer' | 'none' | undefined): Config => ({ ...BASE, auth: { ...AUTH, anonymousRole } });
 const at = (base: Date, ms: number) => new Date(base.getTime() + ms);
 

@@ -3,7 +3,7 @@
 // PostgreSQL server (the lease contract suite), and the source reads what the client wrote.
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_SOURCE } from '../../lib/config';
+import { DEMO_SOURCE } from '../../lib/root';
 import { pglitePool } from '../../lib/db/pglite-pool';
 import { createFencedStore, createLeaseClient } from '../../lib/lease';
 import { createPostgresSource } from '../../lib/sources/postgres';

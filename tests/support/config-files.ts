@@ -3,7 +3,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig, type Config } from '../../lib/config';
+import { ConfigError, type Config } from '../../lib/config';
+import { loadAppConfig } from '../../lib/root';
 
 export function configFiles(name: string) {
   const dir = mkdtempSync(path.join(os.tmpdir(), `leasehold-${name}-`));
@@ -16,7 +17,7 @@ export function configFiles(name: string) {
   };
   /** A config as the server loads it: from `file` (absent: no file) and `env` only. */
   const configOf = (file: unknown, env: Record<string, string> = {}): Config =>
-    loadConfig({ env: { ...(file === undefined ? {} : { LEASEHOLD_CONFIG: withFile(file) }), ...env }, cwd: dir });
+    loadAppConfig({ env: { ...(file === undefined ? {} : { LEASEHOLD_CONFIG: withFile(file) }), ...env }, cwd: dir });
   /** The problems a ConfigError lists for this file and environment (throws when there is none). */
   const problemsOf = (file: unknown, env: Record<string, string> = {}): string[] => {
     try {

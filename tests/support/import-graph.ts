@@ -15,12 +15,22 @@ function sourceFiles(dir: string): string[] {
 
 /**
  * lib's folder a file belongs to (lib/collector/x.ts → "collector"); a file at lib's root is a
- * node of its own (lib/errors.ts → "errors.ts"), so a loop through it counts too; null outside lib.
+ * node of its own (lib/errors.ts → "errors.ts"), so a loop through it counts too; an import of a
+ * folder itself (`../config`, `@/lib/db`: its index.ts) belongs to that folder; null outside lib.
  */
-function folderOf(lib: string, file: string): string | null {
+export function folderOf(lib: string, file: string, isFolder: (file: string) => boolean = isDirectory): string | null {
   const parts = path.relative(lib, file).split(path.sep);
-  if (parts[0]!.startsWith('..')) return null;
-  return parts.length > 1 ? parts[0]! : `${parts[0]!.replace(/\.tsx?$/, '')}.ts`;
+  if (parts[0]!.startsWith('..') || parts[0] === '') return null;
+  if (parts.length > 1 || isFolder(file)) return parts[0]!;
+  return `${parts[0]!.replace(/\.tsx?$/, '')}.ts`;
+}
+
+function isDirectory(file: string): boolean {
+  try {
+    return statSync(file).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** For each folder of lib/, the other folders it imports, and through which file. */

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { isJsonContentType, readJsonBody, readOptionalJsonBody } from '../../lib/api/body';
 import { checkHost, checkOrigin, hostAllowed, hostRule, machineHosts, parseAllowedHosts, parseHostPattern } from '../../lib/api/host';
 import { RequestRefusedError } from '../../lib/api/refusal';
-import { ConfigError, loadConfig } from '../../lib/config';
+import { ConfigError } from '../../lib/config';
+import { loadAppConfig } from '../../lib/root';
 
 const refusal = (run: () => unknown): { status: number; code: string; message: string } | null => {
   try {
@@ -241,14 +242,14 @@ describe('readJsonBody', () => {
 
 describe('LEASEHOLD_ALLOWED_HOSTS in the config', () => {
   it('is read as a list; absent, the default (null)', () => {
-    expect(loadConfig({ env: { LEASEHOLD_ALLOWED_HOSTS: 'console.example.com, 10.0.0.5:3000' }, cwd: os.tmpdir() }).allowedHosts).toEqual(['console.example.com', '10.0.0.5:3000']);
-    expect(loadConfig({ env: {}, cwd: os.tmpdir() }).allowedHosts).toBeNull();
-    expect(loadConfig({ env: { LEASEHOLD_ALLOWED_HOSTS: ' ' }, cwd: os.tmpdir() }).allowedHosts).toBeNull();
+    expect(loadAppConfig({ env: { LEASEHOLD_ALLOWED_HOSTS: 'console.example.com, 10.0.0.5:3000' }, cwd: os.tmpdir() }).allowedHosts).toEqual(['console.example.com', '10.0.0.5:3000']);
+    expect(loadAppConfig({ env: {}, cwd: os.tmpdir() }).allowedHosts).toBeNull();
+    expect(loadAppConfig({ env: { LEASEHOLD_ALLOWED_HOSTS: ' ' }, cwd: os.tmpdir() }).allowedHosts).toBeNull();
   });
 
   it('a bad entry is a config problem naming the variable', () => {
-    expect(() => loadConfig({ env: { LEASEHOLD_ALLOWED_HOSTS: 'ok.example, http://bad' }, cwd: os.tmpdir() })).toThrow(ConfigError);
-    expect(() => loadConfig({ env: { LEASEHOLD_ALLOWED_HOSTS: 'ok.example, http://bad' }, cwd: os.tmpdir() })).toThrow(
+    expect(() => loadAppConfig({ env: { LEASEHOLD_ALLOWED_HOSTS: 'ok.example, http://bad' }, cwd: os.tmpdir() })).toThrow(ConfigError);
+    expect(() => loadAppConfig({ env: { LEASEHOLD_ALLOWED_HOSTS: 'ok.example, http://bad' }, cwd: os.tmpdir() })).toThrow(
       /environment variable LEASEHOLD_ALLOWED_HOSTS: expected a comma-separated list of host names or addresses.*found "ok.example, http:\/\/bad"/,
     );
   });

@@ -11,8 +11,8 @@ import { configFiles } from '../support/config-files';
 
 // The process's config as lib/api/peer.ts reads it (getConfig()), set by each test.
 const processConfig = vi.hoisted(() => ({ current: undefined as Config | undefined, problem: undefined as Error | undefined }));
-vi.mock('../../lib/config', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../lib/config')>();
+vi.mock('../../lib/root', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../lib/root')>();
   return {
     ...original,
     getConfig: () => {

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { loadConfig } from '@/lib/config';
+import { loadAppConfig } from '@/lib/root';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -12,6 +12,6 @@ it('every file docker-compose.yml mounts is in the repository, and its Leasehold
   expect(mounted).toContain('docs/compose/leasehold.config.json');
   const tracked = execFileSync('git', ['ls-files', '--', ...mounted], { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean);
   expect(tracked.sort()).toEqual([...mounted].sort());
-  const config = loadConfig({ env: { LEASEHOLD_CONFIG: path.join(root, 'docs/compose/leasehold.config.json'), PG_PASSWORD: 'x' }, cwd: root });
+  const config = loadAppConfig({ env: { LEASEHOLD_CONFIG: path.join(root, 'docs/compose/leasehold.config.json'), PG_PASSWORD: 'x' }, cwd: root });
   expect(config.sources.map((s) => s.name)).toEqual(['pg-main', 'redis-main', 'etcd-main']);
 });

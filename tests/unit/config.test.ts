@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, DEMO_SOURCE, loadConfig } from '../../lib/config';
+import { ConfigError } from '../../lib/config';
+import { DEMO_SOURCE, loadAppConfig } from '../../lib/root';
 import { DEMO_SOURCE_ENTRY } from '../../lib/demo/source';
 import { configFiles } from '../support/config-files';
 
@@ -13,7 +14,7 @@ const etcd = { name: 'etcd-main', backend: 'etcd', endpoints: ['http://127.0.0.1
 
 describe('valid configurations', () => {
   it('the shipped example file is valid', () => {
-    const config = loadConfig({
+    const config = loadAppConfig({
       env: { LEASEHOLD_CONFIG: path.resolve('leasehold.config.example.json'), PG_PASSWORD: 'x' },
       cwd: dir,
     });
@@ -21,7 +22,7 @@ describe('valid configurations', () => {
   });
 
   it('no file at the default path means the embedded store and the demo, whose one source is the demo fleet', () => {
-    const config = loadConfig({ env: {}, cwd: dir });
+    const config = loadAppConfig({ env: {}, cwd: dir });
     expect(config).toMatchObject({ demo: true, sources: [DEMO_SOURCE], pollMs: 1000, file: null, host: '127.0.0.1', port: 3000, collectorLeaseTtlMs: 10_000 });
     expect(config.store).toEqual({ kind: 'pglite', dataDir: path.join(dir, '.leasehold', 'data') });
   });
@@ -31,7 +32,7 @@ describe('valid configurations', () => {
     ['a PostgreSQL store', { DATABASE_URL: 'postgres://u:p@db:5432/leasehold' }, null],
     ['sources in the file', {}, JSON.stringify({ sources: [{ name: 'r', backend: 'redis', urls: ['redis://127.0.0.1:6379'] }] })],
   ])('no demo with %s', (_name, env, file) => {
-    const config = loadConfig({ env: { ...env, ...(file ? { LEASEHOLD_CONFIG: withFile(file) } : {}) }, cwd: dir });
+    const config = loadAppConfig({ env: { ...env, ...(file ? { LEASEHOLD_CONFIG: withFile(file) } : {}) }, cwd: dir });
     expect(config.demo).toBe(false);
     expect(config.sources.some((s) => s.name === DEMO_SOURCE.name && s.backend === 'postgres' && s.url === DEMO_SOURCE.url)).toBe(false);
   });
@@ -40,7 +41,7 @@ describe('valid configurations', () => {
     const fromFile = load({ sources: [DEMO_SOURCE_ENTRY] });
     expect(fromFile.demo).toBe(false);
     expect(fromFile.sources).toEqual([DEMO_SOURCE]);
-    expect(loadConfig({ env: {}, cwd: dir }).sources).toEqual(fromFile.sources);
+    expect(loadAppConfig({ env: {}, cwd: dir }).sources).toEqual(fromFile.sources);
     // Beside a user's source, under the same rules (defaults filled, names unique).
     expect(load({ sources: [pg, { name: 'embedded', backend: 'postgres', url: 'pglite://embedded' }] }).sources[1]).toMatchObject({ url: 'pglite://embedded', tables: [], advisoryLocks: false });
     expect(problemsOf({ sources: [pg, { ...DEMO_SOURCE_ENTRY, name: 'pg-main' }] })).toEqual([
@@ -237,7 +238,7 @@ describe('invalid configurations: one clear sentence per problem', () => {
     const file = withFile({ pollMs: 1, sources: [{ name: 'x', backend: 'nope' }], extra: true });
     let error: unknown;
     try {
-      loadConfig({ env: { LEASEHOLD_CONFIG: file }, cwd: dir });
+      loadAppConfig({ env: { LEASEHOLD_CONFIG: file }, cwd: dir });
     } catch (caught) {
       error = caught;
     }
@@ -249,7 +250,7 @@ describe('invalid configurations: one clear sentence per problem', () => {
   });
 
   it('a LEASEHOLD_CONFIG that names no file is an error, not a silent default', () => {
-    expect(() => loadConfig({ env: { LEASEHOLD_CONFIG: 'missing.json' }, cwd: dir })).toThrow(
+    expect(() => loadAppConfig({ env: { LEASEHOLD_CONFIG: 'missing.json' }, cwd: dir })).toThrow(
       /LEASEHOLD_CONFIG: expected the path of a config file, found "missing.json", which does not exist/,
     );
   });

@@ -3,7 +3,7 @@ import { TokensPanel } from '@/components/settings/tokens-panel';
 import { UsersPanel } from '@/components/settings/users-panel';
 import { pageAccess } from '@/lib/auth/page';
 import { usersAndTokens } from '@/lib/auth/manage';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Settings' };

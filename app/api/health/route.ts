@@ -1,5 +1,5 @@
 // Readiness: 200 when the store answers and every shipped migration is applied.
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { storeHealth } from '@/lib/queries/health';
 

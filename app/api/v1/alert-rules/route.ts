@@ -6,7 +6,7 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { addRule, newRuleBody } from '@/lib/alerts/manage';
 import { requireAccess } from '@/lib/auth/guard';
 import { parseBody } from '@/lib/auth/requests';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 import { listRuleViews } from '@/lib/db/alert-rules';
 
 export const dynamic = 'force-dynamic';

@@ -2,7 +2,7 @@
 import { parseQuery } from '@/lib/api/params';
 import { alertsQuery } from '@/lib/api/query-schemas';
 import { requireAccess } from '@/lib/auth/guard';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 import { listAlerts } from '@/lib/db/alerts';
 import { errorResponse } from '@/lib/errors';
 

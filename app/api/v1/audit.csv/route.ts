@@ -3,7 +3,7 @@
 import { parseQuery } from '@/lib/api/params';
 import { auditCsvQuery } from '@/lib/api/query-schemas';
 import { requireAccess } from '@/lib/auth/guard';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 import { csvResponse } from '@/lib/api/respond';
 import { errorResponse } from '@/lib/errors';
 import { auditCsv } from '@/lib/queries/audit';

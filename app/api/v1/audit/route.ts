@@ -3,7 +3,7 @@
 import { parseQuery } from '@/lib/api/params';
 import { auditQuery } from '@/lib/api/query-schemas';
 import { requireAccess } from '@/lib/auth/guard';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { auditPage } from '@/lib/queries/audit';
 

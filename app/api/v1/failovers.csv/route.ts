@@ -1,6 +1,6 @@
 import { parseQuery } from '@/lib/api/params';
 import { failoversCsvQuery } from '@/lib/api/query-schemas';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 import { csvResponse } from '@/lib/api/respond';
 import { errorResponse } from '@/lib/errors';
 import { failoversCsv } from '@/lib/queries/failovers';

@@ -1,6 +1,6 @@
 import { parseQuery } from '@/lib/api/params';
 import { failoversQuery } from '@/lib/api/query-schemas';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { listFailovers } from '@/lib/queries/leases';
 import { requireAccess } from '@/lib/auth/guard';

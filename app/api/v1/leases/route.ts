@@ -1,6 +1,6 @@
 import { parseQuery } from '@/lib/api/params';
 import { leasesQuery } from '@/lib/api/query-schemas';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { leaseListReply } from '@/lib/queries/lease-list-reply';
 import { requireAccess } from '@/lib/auth/guard';

@@ -6,7 +6,7 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { addSilence, newSilenceBody } from '@/lib/alerts/manage';
 import { requireAccess } from '@/lib/auth/guard';
 import { parseBody } from '@/lib/auth/requests';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 import { listSilences } from '@/lib/db/silences';
 
 export const dynamic = 'force-dynamic';

@@ -1,5 +1,5 @@
-import { getConfig } from '@/lib/config';
-import { getStore } from '@/lib/db';
+import { getConfig } from '@/lib/root';
+import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { listSources } from '@/lib/queries/console';
 import { requireAccess } from '@/lib/auth/guard';

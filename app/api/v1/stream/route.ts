@@ -6,7 +6,7 @@ import { parseQuery } from '@/lib/api/params';
 import { clientAddress } from '@/lib/api/peer';
 import { streamQuery } from '@/lib/api/query-schemas';
 import { processCollector } from '@/lib/collector/process';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { ensureRelay } from '@/lib/live/relay';
 import { admitStreamClient, openLiveStream, streamOptions } from '@/lib/live/stream';

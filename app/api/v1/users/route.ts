@@ -6,7 +6,7 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { requireAccess } from '@/lib/auth/guard';
 import { addUser, newUserBody, usersAndTokens } from '@/lib/auth/manage';
 import { parseBody } from '@/lib/auth/requests';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 
 export const dynamic = 'force-dynamic';
 const headers = { 'Cache-Control': 'no-store' };

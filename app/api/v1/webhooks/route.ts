@@ -7,8 +7,8 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { addWebhook, newWebhookBody } from '@/lib/alerts/manage';
 import { requireAccess } from '@/lib/auth/guard';
 import { parseBody } from '@/lib/auth/requests';
-import { getConfig } from '@/lib/config';
-import { getStore } from '@/lib/db';
+import { getConfig } from '@/lib/root';
+import { getStore } from '@/lib/root';
 import { deliveryCounts } from '@/lib/db/deliveries';
 import { listWebhooks } from '@/lib/db/webhooks';
 

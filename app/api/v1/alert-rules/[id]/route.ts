@@ -8,8 +8,8 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { changeRule, removeRule, ruleChangeBody } from '@/lib/alerts/manage';
 import { requireAccess } from '@/lib/auth/guard';
 import { parseBody } from '@/lib/auth/requests';
-import { getConfig } from '@/lib/config';
-import { getStore } from '@/lib/db';
+import { getConfig } from '@/lib/root';
+import { getStore } from '@/lib/root';
 
 export const dynamic = 'force-dynamic';
 type Context = { params: Promise<{ id: string }> };

@@ -8,8 +8,8 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { isHttps, sessionCookie } from '@/lib/auth/cookies';
 import { parseBody, principalView, signInBody } from '@/lib/auth/requests';
 import { endPreviousSession, signIn } from '@/lib/auth/sign-in';
-import { getConfig } from '@/lib/config';
-import { getStore } from '@/lib/db';
+import { getConfig } from '@/lib/root';
+import { getStore } from '@/lib/root';
 
 export const dynamic = 'force-dynamic';
 

@@ -8,8 +8,8 @@ import { clearedSessionCookies, isHttps } from '@/lib/auth/cookies';
 import { authenticate } from '@/lib/auth/principal';
 import { parseBody } from '@/lib/auth/requests';
 import { endSession } from '@/lib/auth/session';
-import { getConfig } from '@/lib/config';
-import { getStore } from '@/lib/db';
+import { getConfig } from '@/lib/root';
+import { getStore } from '@/lib/root';
 import { deleteUserSessions } from '@/lib/db/sessions';
 
 export const dynamic = 'force-dynamic';

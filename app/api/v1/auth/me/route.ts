@@ -1,8 +1,8 @@
 // GET /api/v1/auth/me : who this request is, { signedIn, name, role, method }; all null when nobody.
 import { authenticate } from '@/lib/auth/principal';
 import { principalView } from '@/lib/auth/requests';
-import { getConfig } from '@/lib/config';
-import { getStore } from '@/lib/db';
+import { getConfig } from '@/lib/root';
+import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 
 export const dynamic = 'force-dynamic';

@@ -6,7 +6,7 @@ import { NotFoundError } from '@/lib/api/params';
 import { allowedMethods } from '@/lib/api/refusal';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { requireAccess } from '@/lib/auth/guard';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 import { inboxMessages, receiveInboxMessage } from '@/lib/alerts/demo-inbox';
 
 export const dynamic = 'force-dynamic';

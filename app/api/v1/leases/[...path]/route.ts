@@ -1,4 +1,4 @@
-import { getConfig } from '@/lib/config';
+import { getConfig } from '@/lib/root';
 import { changedResponse, forceResponse, parseForcePath } from '@/lib/admin/force-path';
 import { forceExpireLease } from '@/lib/admin/force-expire-lease';
 import { forceReleaseLease } from '@/lib/admin/force-release-lease';
@@ -8,7 +8,7 @@ import { readJsonBody } from '@/lib/api/body';
 import { parseLeasePath } from '@/lib/api/params';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { parseBody } from '@/lib/auth/requests';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { readLeasePath } from '@/lib/queries/lease-path';
 import { requireAccess } from '@/lib/auth/guard';

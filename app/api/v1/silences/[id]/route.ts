@@ -5,7 +5,7 @@ import { allowedMethods } from '@/lib/api/refusal';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { stopSilence } from '@/lib/alerts/manage';
 import { requireAccess } from '@/lib/auth/guard';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 
 export const dynamic = 'force-dynamic';
 

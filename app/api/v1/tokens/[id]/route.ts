@@ -5,7 +5,7 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { guardRequest } from '@/lib/api/guard';
 import { requireAccess } from '@/lib/auth/guard';
 import { removeToken } from '@/lib/auth/manage';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 
 export const dynamic = 'force-dynamic';
 

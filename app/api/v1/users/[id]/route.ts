@@ -7,7 +7,7 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { requireAccess } from '@/lib/auth/guard';
 import { changeUser, userChangeBody } from '@/lib/auth/manage';
 import { parseBody } from '@/lib/auth/requests';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 
 export const dynamic = 'force-dynamic';
 

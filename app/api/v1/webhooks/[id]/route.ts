@@ -10,8 +10,8 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { AlertManageError, changeWebhook, removeWebhook, webhookChangeBody } from '@/lib/alerts/manage';
 import { requireAccess } from '@/lib/auth/guard';
 import { parseBody } from '@/lib/auth/requests';
-import { getConfig } from '@/lib/config';
-import { getStore } from '@/lib/db';
+import { getConfig } from '@/lib/root';
+import { getStore } from '@/lib/root';
 import { listDeliveries } from '@/lib/db/deliveries';
 import { getWebhook } from '@/lib/db/webhooks';
 

@@ -7,7 +7,7 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { replayBody, replayDeliveries } from '@/lib/alerts/manage';
 import { requireAccess } from '@/lib/auth/guard';
 import { parseBody } from '@/lib/auth/requests';
-import { getStore } from '@/lib/db';
+import { getStore } from '@/lib/root';
 
 export const dynamic = 'force-dynamic';
 

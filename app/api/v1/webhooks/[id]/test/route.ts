@@ -6,8 +6,8 @@ import { allowedMethods } from '@/lib/api/refusal';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { sendTestMessage } from '@/lib/alerts/manage';
 import { requireAccess } from '@/lib/auth/guard';
-import { getConfig } from '@/lib/config';
-import { getStore } from '@/lib/db';
+import { getConfig } from '@/lib/root';
+import { getStore } from '@/lib/root';
 
 export const dynamic = 'force-dynamic';
 
