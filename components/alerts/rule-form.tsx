@@ -1,22 +1,16 @@
 'use client';
 // Adding a rule: its type (its parameters follow, filled with the type's defaults), name,
-// scope and severity. POST /api/v1/alert-rules.
+// scope and severity. POST /api/v1/alert-rules. The parameters, their labels and defaults are
+// the rule module's (lib/domain/alert-rules): a new rule's fields appear here by themselves.
 import { useState, type FormEvent } from 'react';
-import { RULE_DEFAULTS } from '@/lib/domain/alert-rule-model';
+import { ALERT_RULE_REGISTRY, type AlertRuleModule } from '@/lib/domain/alert-rules';
 import { ALERT_RULE_TYPES, ALERT_SEVERITIES, type AlertRuleType } from '@/lib/domain/alert-types';
 import { parseDurationMs } from '@/lib/domain/duration';
 import styles from './alerts.module.css';
 import { SaidLine, useAction } from './use-action';
 import { DURATION_HINT, typeWords } from './words';
 
-const LABELS: Record<string, string> = {
-  marginPercent: 'Fires below this % of the TTL left',
-  changes: 'Fires above this many changes of holder',
-  windowMs: 'Within (duration)',
-  afterMs: 'After (duration)',
-  resolveAfterMs: 'Resolves by itself after (duration)',
-  includeLocks: 'Locks too, not only elections',
-};
+const moduleOf = (type: AlertRuleType): AlertRuleModule => ALERT_RULE_REGISTRY.get(type)!;
 
 /** "600000" as people type it: "10m". */
 function durationText(ms: number): string {
@@ -27,19 +21,19 @@ function durationText(ms: number): string {
 /** The params the form holds for a type, or the sentence naming what is wrong. */
 function readParams(type: AlertRuleType, form: FormData): { params: Record<string, number | boolean> } | { error: string } {
   const params: Record<string, number | boolean> = {};
-  for (const key of Object.keys(RULE_DEFAULTS[type].params)) {
-    if (key === 'includeLocks') {
+  for (const { name: key, kind, label } of moduleOf(type).fields) {
+    if (kind === 'flag') {
       params[key] = form.get(key) === 'on';
       continue;
     }
     const text = String(form.get(key) ?? '').trim();
-    if (key.endsWith('Ms')) {
+    if (kind === 'duration') {
       const ms = parseDurationMs(text);
-      if (ms === null) return { error: `${LABELS[key]}: expected ${DURATION_HINT}, not "${text.slice(0, 40)}".` };
+      if (ms === null) return { error: `${label}: expected ${DURATION_HINT}, not "${text.slice(0, 40)}".` };
       params[key] = ms;
     } else {
       const value = Number(text);
-      if (text === '' || !Number.isFinite(value)) return { error: `${LABELS[key]}: expected a number.` };
+      if (text === '' || !Number.isFinite(value)) return { error: `${label}: expected a number.` };
       params[key] = value;
     }
   }
@@ -68,7 +62,7 @@ export function ScopeField() {
 export function RuleForm() {
   const { act, said, setSaid, busy } = useAction();
   const [type, setType] = useState<AlertRuleType>('missed_renewal');
-  const defaults = RULE_DEFAULTS[type];
+  const defaults = moduleOf(type);
   async function add(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const element = event.currentTarget;
@@ -106,18 +100,19 @@ export function RuleForm() {
           </select>
         </label>
         <p className={`${styles.hint} ${styles.wide}`}>Fires when {defaults.describe}.</p>
-        {Object.entries(defaults.params).map(([key, value]) =>
-          key === 'includeLocks' ? (
+        {defaults.fields.map(({ name: key, kind, label }) => {
+          const value = (defaults.defaults as Record<string, number | boolean>)[key];
+          return kind === 'flag' ? (
             <label key={`${type}:${key}`} className={styles.check}>
-              <input type="checkbox" name={key} defaultChecked={value === true} /> {LABELS[key]}
+              <input type="checkbox" name={key} defaultChecked={value === true} /> {label}
             </label>
           ) : (
             <label key={`${type}:${key}`}>
-              {LABELS[key] ?? key}
-              <input name={key} defaultValue={key.endsWith('Ms') ? durationText(Number(value)) : String(value)} inputMode={key.endsWith('Ms') ? 'text' : 'decimal'} autoComplete="off" />
+              {label}
+              <input name={key} defaultValue={kind === 'duration' ? durationText(Number(value)) : String(value)} inputMode={kind === 'duration' ? 'text' : 'decimal'} autoComplete="off" />
             </label>
-          ),
-        )}
+          );
+        })}
         <div className={styles.formActions}>
           <button className="button primary" type="submit" disabled={busy}>
             Add rule

@@ -3,7 +3,7 @@
 // (edited by hand) shows its problem. Admins switch a rule on or off, change its severity and
 // add one; everyone else reads.
 import type { AlertRuleView } from '@/lib/db/alert-rules';
-import { RULE_DEFAULTS } from '@/lib/domain/alert-rule-model';
+import { RULE_DEFAULTS } from '@/lib/domain/alert-rules';
 import { ALERT_SEVERITIES } from '@/lib/domain/alert-types';
 import { useState } from 'react';
 import { Badge } from '../ui/badge';

@@ -1,4 +1,4 @@
-// The alert engine of one collector process: the pure evaluator (lib/domain/alert-rules.ts)
+// The alert engine of one collector process: the pure evaluator (lib/domain/alert-rules/)
 // fed with what each source's observer applies, ticked once a second for the time-based rules,
 // its decisions written to the store with their deliveries in one transaction each batch
 // (lib/db/alerts.ts), and this process's delivery worker woken at once.

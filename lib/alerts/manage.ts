@@ -5,29 +5,29 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { AlertsConfig } from '../config/alerts-schema';
 import { resolveAlertsOfRule } from '../db/alerts';
-import { createRule, deleteRule, updateRule, type AlertRuleView } from '../db/alert-rules';
+import { createRule, deleteRule, readRuleType, updateRule, type AlertRuleView } from '../db/alert-rules';
 import { claimDelivery, replayDeadDeliveries } from '../db/deliveries';
-import { queueMessages } from '../db/alerts';
+import { queueTestMessage } from '../db/alerts';
 import { createSilence, endSilence, type SilenceView } from '../db/silences';
 import type { Store } from '../db/store';
 import { SecretKeyMissingError } from '../db/secret-box';
 import { createWebhook, deleteWebhook, getWebhook, updateWebhook, WebhookNameTakenError, type WebhookView } from '../db/webhooks';
-import { NO_FACTS, RULE_DEFAULTS } from '../domain/alert-rules';
-import { parseScope } from '../domain/alert-scope';
-import { ALERT_RULE_TYPES, ALERT_SEVERITIES, type AlertView } from '../domain/alert-types';
+import { ALERT_RULE_REGISTRY, NO_FACTS } from '../domain/alert-rules';
+import { ALERT_RULE_TYPES, type AlertView } from '../domain/alert-types';
 import { ManageError } from '../auth/manage';
 import { RuleNameTakenError } from '../db/alert-rules';
 import { EgressRefusedError, validateAllowCidrs, vetDestination } from './deliver/egress';
 import { WEBHOOK_FORMATS } from './deliver/formats';
 import { generateWebhookSecret, parseWebhookSecret } from './deliver/secret';
+import { ms, name, scope } from './body-fields';
 import { alertLinker } from './link';
 import { outboxChanged } from './outbox-signal';
+import { checkRuleParams, type newRuleBody, type ruleChangeBody } from './rule-bodies';
 import { DeliveryWorker } from './worker';
 
 /** A refusal with its status, code and sentence: the same class users and tokens use. */
 export { ManageError as AlertManageError };
 
-const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9 ._@:()-]{0,99}$/, { error: 'expected 1-100 letters, digits, spaces, ".", "_", "@", ":", "(", ")" or "-", starting with a letter or digit' });
 const url = z.string().max(2048, { error: 'expected a URL of at most 2048 characters' }).refine(
   (value) => {
     try {
@@ -158,11 +158,7 @@ export async function sendTestMessage(store: Store, config: AlertsConfig, id: st
   const linkOf = alertLinker(config.publicUrl);
   const workerId = `test:${process.pid}:${now.getTime()}`;
   // Queued (so the log keeps it), then claimed by this request at once and sent here; not retried.
-  const deliveryId = await store.transaction(async (sql) => {
-    await queueMessages(sql, [{ id, rules: [] }], view, 'alert.test', { linkOf }, now);
-    const [row] = await sql.query<{ id: string }>(`SELECT id::text AS id FROM "WebhookDelivery" WHERE "webhookId" = $1 AND "event" = 'alert.test' ORDER BY id DESC LIMIT 1`, [id]);
-    return row!.id;
-  });
+  const deliveryId = await queueTestMessage(store, id, view, { linkOf }, now);
   const claimed = await claimDelivery(store, deliveryId, workerId, config.timeoutMs * 3);
   if (!claimed) throw new ManageError(409, 'not_claimed', 'The test message was taken by a delivery worker first: see the delivery log.');
   const worker = new DeliveryWorker({ store, config: { ...config, maxAttempts: 1 }, workerId, linkOf, log: () => {} });
@@ -183,44 +179,29 @@ export async function replayDeliveries(store: Store, webhookId: string, delivery
 
 // ---- rules
 
-const ms = (max: number) => z.number({ error: 'expected a number of milliseconds' }).int().min(0).max(max);
-const paramsSchema = z.strictObject({
-  marginPercent: z.number().min(0).max(100).optional(),
-  changes: z.number().int().min(1).max(1000).optional(),
-  windowMs: ms(7 * 86_400_000).optional(),
-  afterMs: ms(30 * 86_400_000).optional(),
-  includeLocks: z.boolean().optional(),
-  resolveAfterMs: ms(7 * 86_400_000).optional(),
-});
-const scope = z.string().transform((text, ctx) => {
-  const parsed = parseScope(text);
-  if (!parsed.ok) {
-    ctx.addIssue({ code: 'custom', message: parsed.error });
-    return z.NEVER;
-  }
-  return parsed.scope;
-});
-
-export const newRuleBody = z.strictObject({
-  name,
-  type: z.enum(ALERT_RULE_TYPES, { error: `expected one of ${ALERT_RULE_TYPES.join(', ')}` }),
-  severity: z.enum(ALERT_SEVERITIES).optional(),
-  scope: scope.default({ kind: 'all' }),
-  params: paramsSchema.default({}),
-  enabled: z.boolean().default(true),
-});
-export const ruleChangeBody = z.strictObject({ name: name.optional(), severity: z.enum(ALERT_SEVERITIES).optional(), scope: scope.optional(), params: paramsSchema.optional(), enabled: z.boolean().optional() });
+// The bodies are built from the list of rules (rule-bodies.ts): each type's parameters are its module's.
+export { newRuleBody, ruleChangeBody } from './rule-bodies';
 
 const ruleTaken = (error: unknown) => (error instanceof RuleNameTakenError ? new ManageError(409, 'rule_exists', error.message) : error);
 
+/** A new rule: its type's severity unless one is given; its parameters are the body's, its type's defaults filled in by the schema. */
 export async function addRule(store: Store, body: z.output<typeof newRuleBody>): Promise<AlertRuleView> {
-  const defaults = RULE_DEFAULTS[body.type];
-  return createRule(store, { ...body, severity: body.severity ?? defaults.severity, params: { ...defaults.params, ...body.params } }).catch((error: unknown) => {
+  return createRule(store, { ...body, severity: body.severity ?? ALERT_RULE_REGISTRY.get(body.type)!.severity }).catch((error: unknown) => {
     throw ruleTaken(error);
   });
 }
 
-export async function changeRule(store: Store, config: AlertsConfig, id: string, change: z.output<typeof ruleChangeBody>): Promise<AlertRuleView> {
+/** New parameters are checked by the schema of the rule's type (which never changes), read first. */
+async function checkedParams(store: Store, id: string, params: unknown) {
+  const type = await readRuleType(store, id);
+  if (type === null) throw new ManageError(404, 'not_found', 'No such rule.');
+  const checked = checkRuleParams(type, params);
+  if (!checked.ok) throw new ManageError(400, 'invalid_body', `The parameters do not fit a ${type.slice(0, 40)} rule (${checked.error}).`);
+  return checked.params;
+}
+
+export async function changeRule(store: Store, config: AlertsConfig, id: string, body: z.output<typeof ruleChangeBody>): Promise<AlertRuleView> {
+  const change = { ...body, params: body.params === undefined ? undefined : await checkedParams(store, id, body.params) };
   const rule = await updateRule(store, id, change).catch((error: unknown) => {
     throw ruleTaken(error);
   });

@@ -118,6 +118,12 @@ export async function updateRule(store: Store, id: string, change: Partial<Omit<
   return row ? ruleView(row) : null;
 }
 
+/** The type of a rule (which never changes), or null when there is no such rule. */
+export async function readRuleType(store: Store, id: string): Promise<string | null> {
+  const row = await store.prisma.alertRule.findUnique({ where: { id }, select: { type: true } });
+  return row?.type ?? null;
+}
+
 export async function deleteRule(store: Store, id: string): Promise<boolean> {
   const { count } = await store.prisma.alertRule.deleteMany({ where: { id } });
   return count === 1;

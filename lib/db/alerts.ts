@@ -263,3 +263,15 @@ export async function resolveAlertsOfRule(store: Store, ruleId: string, ctx: Out
     return resolved.views.length;
   });
 }
+
+/**
+ * Queues one test message to one endpoint and returns its delivery's id: the request that asked
+ * for it claims and sends it at once (lib/alerts/manage.ts), and the delivery log keeps it.
+ */
+export function queueTestMessage(store: Store, webhookId: string, view: AlertView, ctx: OutboxContext, now: Date): Promise<string> {
+  return store.transaction(async (sql) => {
+    await queueMessages(sql, [{ id: webhookId, rules: [] }], view, 'alert.test', ctx, now);
+    const [row] = await sql.query<{ id: string }>(`SELECT id::text AS id FROM "WebhookDelivery" WHERE "webhookId" = $1 AND "event" = 'alert.test' ORDER BY id DESC LIMIT 1`, [webhookId]);
+    return row!.id;
+  });
+}

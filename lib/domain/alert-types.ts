@@ -5,18 +5,10 @@
 // pair and stays the same from firing to resolved, so a receiver (PagerDuty's dedup_key,
 // Alertmanager's label set) can pair the two.
 
-export const ALERT_RULE_TYPES = [
-  'missed_renewal',
-  'late_renewal',
-  'failover',
-  'flapping',
-  'leaderless',
-  'token_regression',
-  'source_down',
-  'held_too_long',
-  'force_action',
-] as const;
-export type AlertRuleType = (typeof ALERT_RULE_TYPES)[number];
+// The rule types are the rules listed in lib/domain/alert-rules/registry.ts, one module each.
+import type { AlertRuleType } from './alert-rules/registry';
+
+export { ALERT_RULE_TYPES, type AlertRuleType } from './alert-rules/registry';
 
 export const ALERT_SEVERITIES = ['info', 'warning', 'critical'] as const;
 export type AlertSeverity = (typeof ALERT_SEVERITIES)[number];

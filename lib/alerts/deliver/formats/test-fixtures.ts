@@ -36,7 +36,7 @@ export function message(overrides: Partial<AlertView> = {}, type: AlertMessage['
 }
 
 /**
- * A failover alert as the rules make it (lib/domain/alert-rules.ts), summary included, for a
+ * A failover alert as the rules make it (lib/domain/alert-rules/), summary included, for a
  * key and holders given as exact text: what the formats are really sent.
  */
 export function evaluatedMessage({ key = 'locks:payments', holder = 'payments-7f9c', previousHolder = 'payments-1a2b' } = {}): AlertMessage {

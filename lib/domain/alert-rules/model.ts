@@ -1,0 +1,86 @@
+// The shapes rule evaluation works on (lib/domain/alert-rules/): a rule as it is stored, what
+// the evaluator is fed, and what it decides. Pure. Each rule type's parameters and defaults are
+// its module's (define.ts, and one file per rule beside it).
+import type { AlertRuleType, AlertScope, AlertSeverity } from '../alert-types';
+import type { EventType, LeaseKind, LeaseState } from '../types';
+
+/**
+ * A rule's parameters as stored: what its type's schema accepted (its module's `params`). A
+ * parameter left out is its type's default when the rule is evaluated.
+ */
+export type AlertRuleParams = { readonly [name: string]: number | boolean | undefined };
+
+/** A rule as it is stored. `T` is the type's name: one of the registered rules' (AlertRuleType) unless a test registers its own. */
+export type AlertRule<T extends string = AlertRuleType> = {
+  id: string;
+  name: string;
+  type: T;
+  severity: AlertSeverity;
+  scope: AlertScope;
+  params: AlertRuleParams;
+  enabled: boolean;
+};
+
+/** What the evaluator needs of a lease (from the collector's tracked lease). */
+export type LeaseFacts = {
+  id: string;
+  source: string;
+  key: string;
+  kind: LeaseKind;
+  state: LeaseState;
+  stale: boolean;
+  holder: string | null;
+  lastHolder: string | null;
+  /** Decimal strings. */
+  token: string | null;
+  lastToken: string | null;
+  ttlMs: number | null;
+  candidates: number;
+};
+
+export type ChangeFacts = {
+  type: EventType;
+  holder: string | null;
+  previousHolder: string | null;
+  token: string | null;
+  previousToken: string | null;
+  gapMs: number | null;
+  detail: Record<string, unknown> | null;
+};
+
+export type AlertInput =
+  /** One of a lease's changes (events), in order. */
+  | { type: 'change'; lease: LeaseFacts; change: ChangeFacts }
+  /** A renewal: how much of the TTL was left, and how far off that figure may be (the backend's precision: etcd reports whole seconds). */
+  | { type: 'renewal'; lease: LeaseFacts; marginMs: number; intervalMs: number; ttlMs: number | null; uncertaintyMs?: number }
+  /** The lease's picture after a read changed it. */
+  | { type: 'seen'; lease: LeaseFacts }
+  | { type: 'source'; source: string; up: boolean; reason: string | null }
+  /** An admin action forced the lease (lib/admin). */
+  | { type: 'forced'; lease: LeaseFacts; action: 'force_expired' | 'force_released'; actor: string; reason: string; previousToken: string | null; newToken: string | null; auditId: string | null };
+
+export type AlertSubject = { source: string; leaseId: string | null; leaseKey: string | null };
+
+export type AlertFacts = {
+  holder: string | null;
+  previousHolder: string | null;
+  token: string | null;
+  previousToken: string | null;
+  ttlMs: number | null;
+  marginMs: number | null;
+  gapMs: number | null;
+  detail: Record<string, unknown> | null;
+};
+
+/** The facts of an alert that has none (a source, a test message): every one empty. */
+export const NO_FACTS: AlertFacts = { holder: null, previousHolder: null, token: null, previousToken: null, ttlMs: null, marginMs: null, gapMs: null, detail: null };
+
+export type AlertDecision<T extends string = AlertRuleType> =
+  | { op: 'raise'; rule: AlertRule<T>; subject: AlertSubject; severity: AlertSeverity; summary: string; facts: AlertFacts; resolveAfterMs: number | null }
+  | { op: 'clear'; rule: AlertRule<T>; subject: AlertSubject; why: string };
+
+/** A subject's identity within a rule: the lease id, or the source for source-wide alerts. */
+export const subjectId = (subject: AlertSubject) => subject.leaseId ?? `source:${subject.source}`;
+
+/** A lease as the subject of an alert. */
+export const leaseSubject = (lease: LeaseFacts): AlertSubject => ({ source: lease.source, leaseId: lease.id, leaseKey: lease.key });
