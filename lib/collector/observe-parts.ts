@@ -1,7 +1,8 @@
 // Small parts of observing a source (observe-source.ts): how the store is retried, the
-// per-state lease counts on /metrics, and the deadline timers' targeted reads.
+// per-state lease counts on /metrics, the deadline timers' targeted reads, and the leases of
+// parts a full read could not read.
 import { DeadlineTimers } from '../alerts/deadlines';
-import type { LeaseSource } from '../sources/types';
+import type { LeaseSource, UnreadScope } from '../sources/types';
 import type { ReadLanes } from './read-lanes';
 import { StaleOwnerError } from '../db/observer-writes';
 import type { TrackedLease } from '../domain/observe';
@@ -35,4 +36,17 @@ export function deadlineTimers(source: LeaseSource, lanes: ReadLanes, clock: Clo
     metrics.inc('leasehold_deadline_reads_total', { source: source.name }, keys.length);
     lanes.hint(source.readKeys ? { keys } : { full: true });
   });
+}
+
+/** Marks the leases of parts a full read could not read stale (each once); returns them. */
+export function hideUnread(known: ReadonlyMap<string, TrackedLease>, unread: readonly UnreadScope[]): TrackedLease[] {
+  const hidden: TrackedLease[] = [];
+  if (unread.length === 0) return hidden;
+  for (const lease of known.values()) {
+    if (lease.stale || !unread.some((part) => lease.key.startsWith(part.prefix))) continue;
+    lease.stale = true;
+    lease.version += 1;
+    hidden.push(lease);
+  }
+  return hidden;
 }

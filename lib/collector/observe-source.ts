@@ -20,7 +20,7 @@ import { SourceUnavailableError } from '../sources/errors';
 import type { LeaseSource, PollResult, UnreadScope } from '../sources/types';
 import { systemClock, type Clock } from '../time/clock';
 import { retrying } from '../time/retry';
-import { countStates, deadlineTimers, storeRetry } from './observe-parts';
+import { countStates, deadlineTimers, hideUnread, storeRetry } from './observe-parts';
 import { ReadLanes, type ReadStart } from './read-lanes';
 import { RenewalBatcher } from './renewal-batcher';
 import { SourceHealth } from './source-health';
@@ -187,7 +187,7 @@ class SourceObserver {
     const unread = r.unread ?? [];
     const read: ReadContext = { source: source.name, backend: source.backend, startedMono: r.startedMono, startedWall: r.startedWall, finishedMono: clock.mono(), afterGap: this.afterGap || r.gap === true };
     // 1. Leases of an unread part are marked stale, and compared across a gap when seen again.
-    const hidden = this.hideUnread(unread);
+    const hidden = hideUnread(this.known, unread);
     const unseen = (key: string) => unread.some((part) => key.startsWith(part.prefix));
     // 2. A lease already moved forward by a read that started later (the other lane) keeps
     //    that newer picture: this read is older news about it.
@@ -226,19 +226,6 @@ class SourceObserver {
     //    read" once a second.
     const idle = !answer.rowDue && batch.dirty.length === 0 && batch.events.length === 0 && batch.sourceEvents.length === 0;
     return { applied, written: idle ? [] : await this.enqueue(batch), published: batch.dirty };
-  }
-
-  /** Marks the leases of parts a full read could not read stale (each once); returns them. */
-  private hideUnread(unread: readonly UnreadScope[]): TrackedLease[] {
-    const hidden: TrackedLease[] = [];
-    if (unread.length === 0) return hidden;
-    for (const lease of this.known.values()) {
-      if (lease.stale || !unread.some((part) => lease.key.startsWith(part.prefix))) continue;
-      lease.stale = true;
-      lease.version += 1;
-      hidden.push(lease);
-    }
-    return hidden;
   }
 
   private async sourceDown(error: unknown, start: ReadStart) {

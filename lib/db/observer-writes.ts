@@ -12,6 +12,7 @@ import type { TrackedLease } from '../domain/observe';
 import { checkOwnership, insertEvents, iso, json, upsertLeases, upsertRenewals, upsertRollups, upsertSource } from './lease-rows';
 import { StaleOwnerError, type RefusedLease, type WriteBatch, type WrittenEvent } from './observer-batch';
 import type { Store } from './store';
+import { changeNotice, notifyChange } from './change-notices';
 
 export { StaleOwnerError, type RefusedLease, type SourceWrite, type WriteBatch, type WrittenEvent } from './observer-batch';
 export { loadSource, type LoadedSource } from './load-source';
@@ -112,19 +113,11 @@ export async function writeBatch(store: Store, batch: WriteBatch): Promise<Writt
     }
     if (batch.renewals.length > 0) await upsertRenewals(sql, batch);
     if (batch.rollups.length > 0) await upsertRollups(sql, batch);
-    if (sql.kind === 'postgres' && (written.length > 0 || batch.dirty.length > 0 || batch.sourceEvents.length > 0)) {
-      // Other processes serving the API learn of the change at once (see lib/live/relay.ts),
-      // a source's change of status included. (Not of every read: a NOTIFY in each poll's write
-      // slowed the collector measurably; the relay reads the sources' last reads itself.)
-      const payload = {
-        collector: batch.collector.id,
-        source: batch.source?.name ?? batch.dirty[0]?.source,
-        sourceRow: batch.sourceEvents.length > 0,
-        leases: batch.dirty.length <= 200 ? batch.dirty.map((l) => l.id) : null,
-        events: written.length <= 200 ? written.map((e) => e.id) : null,
-      };
-      await sql.query(`SELECT pg_notify('leasehold_changes', $1)`, [json(payload)]);
-    }
+    // Other processes serving the API learn of the change at once (see lib/live/relay.ts),
+    // a source's change of status included. (Not of every read: a NOTIFY in each poll's write
+    // slowed the collector measurably; the relay reads the sources' last reads itself.)
+    const notice = sql.kind === 'postgres' ? changeNotice(batch, written) : null;
+    if (notice) await notifyChange(sql, notice);
     return written;
   });
 }

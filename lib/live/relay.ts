@@ -4,8 +4,9 @@
 // The sources' last reads, written with every poll, are not notified: they are read here
 // once a second (one small query) and published when they moved.
 // Changes this process's own collector made are already on the bus and are skipped.
-import pg from 'pg';
+import type pg from 'pg';
 import type { Store } from '../db';
+import { listenForChanges, type ChangeNotice } from '../db/change-notices';
 import { readEventViews, readLeaseViews } from '../db/leases';
 import { readSource, readSources, type SourceRecord } from '../db/sources';
 import { systemClock } from '../time/clock';
@@ -14,7 +15,6 @@ import { publish } from './bus';
 
 const state = globalThis as typeof globalThis & { __leaseholdRelay?: { stop(): void } };
 
-type Payload = { collector: string; source: string; sourceRow?: boolean; leases: string[] | null; events: string[] | null };
 /** How often the sources' rows are read for the reads of collectors in other processes. */
 const SOURCE_READS_EVERY_MS = 1_000;
 
@@ -24,11 +24,10 @@ const SOURCE_READS_EVERY_MS = 1_000;
  */
 export function ensureRelay(store: Store, ownCollector: () => string | undefined) {
   if (state.__leaseholdRelay || store.url === null) return;
-  const url = store.url;
   const stop = new AbortController();
   let client: pg.Client | null = null;
 
-  const relay = async (payload: Payload) => {
+  const relay = async (payload: ChangeNotice) => {
     if (payload.collector === ownCollector()) return;
     const source = payload.sourceRow ? await readSource(store, payload.source) : null;
     const leases = payload.leases?.length === 0 ? [] : await readLeaseViews(store, payload.leases ? { ids: payload.leases } : { source: payload.source });
@@ -37,9 +36,40 @@ export function ensureRelay(store: Store, ownCollector: () => string | undefined
     if (payload.events?.length) for (const event of await readEventViews(store, payload.events.map((id) => BigInt(id)))) publish({ type: 'event', event });
   };
 
-  // What a source's row said when it was last published: a row another process's collector
-  // wrote is published again when its status or last good read moved (the stream tells the
-  // reads of sources this process observes itself as they happen).
+  const { publishSource, relaySources } = sourceRelay(store, ownCollector);
+  const sourceTimer = setInterval(() => void relaySources().catch(() => {}), SOURCE_READS_EVERY_MS);
+  sourceTimer.unref();
+
+  /** One LISTEN connection (lib/db/change-notices.ts): resolves when it ends after it was set up, throws when it cannot be. */
+  const listen = () =>
+    listenForChanges(
+      store,
+      (notice) => void relay(notice).catch(() => {}),
+      (listener) => (client = listener),
+    );
+  // Listening again a second after the connection ends; while the store is unreachable, after
+  // a backoff from 1 s up to 10 s.
+  void (async () => {
+    while (!stop.signal.aborted) {
+      await retrying(listen, { what: 'listening for other collectors', signal: stop.signal, initialDelayMs: 1_000, maxDelayMs: 10_000 });
+      await systemClock.sleep(1_000, stop.signal);
+    }
+  })();
+  state.__leaseholdRelay = {
+    stop() {
+      stop.abort();
+      clearInterval(sourceTimer);
+      void client?.end().catch(() => {});
+    },
+  };
+}
+
+/**
+ * What a source's row said when it was last published: a row another process's collector
+ * wrote is published again when its status or last good read moved (the stream tells the
+ * reads of sources this process observes itself as they happen).
+ */
+function sourceRelay(store: Store, ownCollector: () => string | undefined) {
   const told = new Map<string, string>();
   const publishSource = (source: SourceRecord) => {
     told.set(source.name, `${source.status}|${source.lastGoodReadAt?.getTime() ?? ''}`);
@@ -62,46 +92,5 @@ export function ensureRelay(store: Store, ownCollector: () => string | undefined
       if (told.get(source.name) !== `${source.status}|${source.lastGoodReadAt?.getTime() ?? ''}`) publishSource(source);
     }
   };
-  const sourceTimer = setInterval(() => void relaySources().catch(() => {}), SOURCE_READS_EVERY_MS);
-  sourceTimer.unref();
-
-  /** One LISTEN connection: resolves when it ends after it was set up, throws when it cannot be. */
-  const listen = async () => {
-    const listener = (client = new pg.Client({ connectionString: url, application_name: 'leasehold-relay', connectionTimeoutMillis: 5_000 }));
-    const ended = new Promise<void>((resolve) => {
-      listener.on('error', () => resolve());
-      listener.on('end', () => resolve());
-    });
-    try {
-      await listener.connect();
-      listener.on('notification', (message) => {
-        try {
-          void relay(JSON.parse(message.payload ?? '{}') as Payload).catch(() => {});
-        } catch {
-          // A payload we did not write: ignore it.
-        }
-      });
-      await listener.query('LISTEN leasehold_changes');
-    } catch (error) {
-      await listener.end().catch(() => {});
-      throw error;
-    }
-    await ended;
-    await listener.end().catch(() => {});
-  };
-  // Listening again a second after the connection ends; while the store is unreachable, after
-  // a backoff from 1 s up to 10 s.
-  void (async () => {
-    while (!stop.signal.aborted) {
-      await retrying(listen, { what: 'listening for other collectors', signal: stop.signal, initialDelayMs: 1_000, maxDelayMs: 10_000 });
-      await systemClock.sleep(1_000, stop.signal);
-    }
-  })();
-  state.__leaseholdRelay = {
-    stop() {
-      stop.abort();
-      clearInterval(sourceTimer);
-      void client?.end().catch(() => {});
-    },
-  };
+  return { publishSource, relaySources };
 }
