@@ -7,14 +7,14 @@
 // turns the first issue into the 400 that names the parameter, from the issue's path, and
 // quotes the value, from the issue's input).
 import { z } from 'zod';
+import { CONTROL_CHARACTER } from '../domain/unprintable';
 import { ALERT_RULE_TYPES } from '../domain/alert-types';
 import { AUDIT_PHASES } from '../domain/audit';
 import { EVENT_TYPES, LEASE_STATES } from '../domain/types';
 import { FAILOVER_CAUSES, FAILOVER_CHANGES } from '../domain/failover-stats';
 
-/** C0 controls, DEL and C1 controls: never in a parameter, never in a stored key (those are escaped as \xNN or \uNNNN). */
-// eslint-disable-next-line no-control-regex -- control characters are what it finds
-export const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** C0 controls, DEL and C1 controls (lib/domain/unprintable.ts): never in a parameter, never in a stored key (those are escaped as \xNN or \uNNNN). */
+export const CONTROL = CONTROL_CHARACTER;
 /** Any query parameter is at most this long, unless its own rule says less. */
 export const MAX_PARAMETER_CHARS = 1_000;
 

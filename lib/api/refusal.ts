@@ -3,6 +3,8 @@
 // `{ error, message }`. Kept apart from lib/errors.ts so that proxy.ts, which uses it, does
 // not load the store's modules.
 
+import { isControl } from '../domain/unprintable';
+
 export class RequestRefusedError extends Error {
   constructor(
     readonly status: number,
@@ -22,8 +24,8 @@ export function refusalResponse(refusal: RequestRefusedError): Response {
 /** A value from a request as a message quotes it: at most 60 characters, control characters escaped. */
 export function quoted(value: string): string {
   const cut = value.length > 60 ? `${value.slice(0, 57)}...` : value;
-  // eslint-disable-next-line no-control-regex -- control characters are what it escapes
-  return `"${cut.replace(/[\u0000-\u001f\u007f-\u009f"\\]/g, (c) => (c === '"' || c === '\\' ? `\\${c}` : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`))}"`;
+  const escaped = [...cut].map((c) => (c === '"' || c === '\\' ? `\\${c}` : isControl(c.charCodeAt(0)) ? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}` : c)).join('');
+  return `"${escaped}"`;
 }
 
 /**

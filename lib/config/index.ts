@@ -54,19 +54,11 @@ export type LoadConfigOptions = {
 };
 
 /**
- * Reads and validates the config file and the environment.
- * Fails with ConfigError listing every problem; never with anything else.
+ * The config file (LEASEHOLD_CONFIG, or leasehold.config.json in `cwd` if there is one), read,
+ * interpolated and checked against the file's schema; its problems added to `problems`. No
+ * file where none was named is the file's defaults.
  */
-export function loadConfig(options: LoadConfigOptions = {}): Config {
-  const env = options.env ?? process.env;
-  const cwd = options.cwd ?? process.cwd();
-  const problems: string[] = [];
-
-  const envResult = envSchema.safeParse(env, { reportInput: true });
-  if (!envResult.success) {
-    for (const issue of envResult.error.issues) problems.push(formatIssue(issue, env, 'environment variable '));
-  }
-
+function readFileConfig(env: Record<string, string | undefined>, cwd: string, problems: string[]) {
   const explicit = blankToUndefined(env.LEASEHOLD_CONFIG) as string | undefined;
   const file = path.resolve(cwd, explicit ?? DEFAULT_CONFIG_FILE);
   let fileConfig: FileConfig | undefined;
@@ -90,6 +82,25 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   } else {
     fileConfig = fileSchema.parse({});
   }
+  return { file, fileExists, origin, fileValue, fileConfig };
+}
+
+/**
+ * Reads and validates the config file and the environment.
+ * Fails with ConfigError listing every problem; never with anything else.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const problems: string[] = [];
+
+  const envResult = envSchema.safeParse(env, { reportInput: true });
+  if (!envResult.success) {
+    for (const issue of envResult.error.issues) problems.push(formatIssue(issue, env, 'environment variable '));
+  }
+
+  const { file, fileExists, origin, fileValue, ...read } = readFileConfig(env, cwd, problems);
+  let fileConfig = read.fileConfig;
 
   // The embedded demo registers its one source as a file would: its entry (options.demoSource)
   // goes through the file's schema, in place of the file's no sources.

@@ -15,6 +15,8 @@
 // formatting characters (U+202E could make "evil" read as "live" in a table or a terminal),
 // and for "…", which only the long form's marker uses unescaped. Everything else is shown.
 
+import { isUnprintable, unprintableCharacters } from './unprintable';
+
 export const DEFAULT_DISPLAY_CHARS = 200;
 /** Values up to this many bytes are kept whole in their exact text. */
 export const EXACT_TEXT_MAX_BYTES = 1024;
@@ -31,21 +33,8 @@ export type DisplayValue = {
   escaped: boolean;
 };
 
-/** Characters shown as \uNNNN: invisible, direction-changing or line-breaking ones, and the marker "…". */
-function needsUnicodeEscape(code: number): boolean {
-  return (
-    (code >= 0x80 && code <= 0x9f) ||
-    code === 0x00ad ||
-    code === 0x061c ||
-    code === 0x180e ||
-    (code >= 0x200b && code <= 0x200f) ||
-    (code >= 0x2028 && code <= 0x202e) ||
-    (code >= 0x2060 && code <= 0x2069) ||
-    code === 0x2026 ||
-    code === 0xfeff ||
-    (code >= 0xd800 && code <= 0xdfff) // a lone surrogate (only in JS strings)
-  );
-}
+/** Characters shown as \uNNNN: C1 controls, invisible, direction-changing or line-breaking ones (unprintable.ts), a lone surrogate (only in JS strings), and the marker "…". */
+const needsUnicodeEscape = (code: number) => isUnprintable(code) || code === 0x2026 || (code >= 0xd800 && code <= 0xdfff);
 
 const hex2 = (n: number) => n.toString(16).padStart(2, '0');
 const hex4 = (n: number) => n.toString(16).padStart(4, '0');
@@ -138,8 +127,7 @@ export function escapeText(value: string): string {
  * backslashes included, stays as it is (an escaped text stays readable, not escaped twice).
  */
 export function terminalText(text: string): string {
-  // eslint-disable-next-line no-control-regex -- the characters a terminal must not receive
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${hex4(c.charCodeAt(0))}`);
+  return text.replace(unprintableCharacters(), (c) => `\\u${hex4(c.charCodeAt(0))}`);
 }
 
 /** How many UTF-16 code units the escape or character at i takes: a "\" starts an escape only when a whole one follows. */

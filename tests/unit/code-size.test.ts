@@ -8,8 +8,8 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const LIB = path.resolve(import.meta.dirname, '../../lib');
-const MAX_FILE_LINES = 310;
-const MAX_FUNCTION_LINES = 85;
+const MAX_FILE_LINES = 300;
+const MAX_FUNCTION_LINES = 80;
 
 /** Longer on purpose: file or "file:function", and why. None today. */
 const ALLOWED: Record<string, string> = {};

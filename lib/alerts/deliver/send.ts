@@ -6,6 +6,7 @@
 // endpoint's owner did not name, and past the egress check of the first address); 410 Gone
 // means the receiver wants no more; everything else is a failure worth another attempt,
 // after the receiver's Retry-After when it gave one.
+import { unprintableRuns } from '../../domain/unprintable';
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import { EGRESS_REFUSED, EgressRefusedError } from './egress';
@@ -57,10 +58,9 @@ export function parseRetryAfter(value: string | string[] | undefined | null, now
   return Math.min(Math.max(0, at - nowMs), MAX_RETRY_AFTER_MS);
 }
 
-// C0 and C1 controls, and invisible or direction-changing characters: an excerpt is shown
-// in a table and a log line, where they would break or disguise it.
-// eslint-disable-next-line no-control-regex -- these are the characters removed
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]+/g;
+// Unprintable characters (lib/domain/unprintable.ts): an excerpt is shown in a table and a log
+// line, where they would break or disguise it.
+const UNPRINTABLE = unprintableRuns();
 
 /** One printable line of at most `max` characters. */
 export function printable(text: string, max: number): string {
