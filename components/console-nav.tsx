@@ -3,8 +3,8 @@ import Link from 'next/link';
 import { usePathname, useSearchParams } from 'next/navigation';
 import { useEffect, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import type { AlertView } from '@/lib/domain/alert-types';
 import { fetchJson } from './live/api';
+import { alertsPageSchema } from '@/lib/domain/schemas';
 
 const LINKS = [
   { href: '/', label: 'Overview' },
@@ -29,7 +29,7 @@ function useFiringCount(enabled: boolean): number | null {
   }, []);
   const firing = useQuery({
     queryKey: ['alerts', 'firing, for the navigation'],
-    queryFn: ({ signal }) => fetchJson<{ alerts: AlertView[] }>(`/api/v1/alerts?state=firing&limit=${COUNT_LIMIT}`, signal),
+    queryFn: ({ signal }) => fetchJson(`/api/v1/alerts?state=firing&limit=${COUNT_LIMIT}`, alertsPageSchema, signal),
     enabled: enabled && settled,
     refetchInterval: 30_000,
     staleTime: 0,

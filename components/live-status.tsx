@@ -4,10 +4,10 @@
 // read yet. An engineer must know when what they see is old, and why.
 import { useQuery } from '@tanstack/react-query';
 import { fetchJson } from './live/api';
+import { sourcesSchema } from '@/lib/domain/schemas';
 import { useLiveStatus } from './live/live-stream';
 import { useNow } from './live/now';
 import { useSourceStatuses } from './live/source-status';
-import type { SourceStatusView } from './live/types';
 import { sourceWords } from './sources/source-words';
 
 /** Past this, "connecting" says how long the server has not answered. */
@@ -19,7 +19,7 @@ export function LiveStatus() {
   // The sources' status, for every page, under a key of its own: under the sources page's
   // ['sources'] its answer could reach that page before the page hydrates, and the page would
   // then draw data where the server drew its skeleton (React #418, seen on /sources in CI).
-  useQuery({ queryKey: ['sources', 'for the live status'], queryFn: ({ signal }) => fetchJson<{ sources: SourceStatusView[] }>('/api/v1/sources', signal) });
+  useQuery({ queryKey: ['sources', 'for the live status'], queryFn: ({ signal }) => fetchJson('/api/v1/sources', sourcesSchema, signal) });
   const sources = useSourceStatuses();
   const started = since || (typeof performance === 'undefined' ? 0 : performance.timeOrigin);
   const waited = now && started ? Math.max(0, now - started) : 0;

@@ -1,23 +1,15 @@
 'use client';
 // A time as people on a call read it: "12 s ago" (or "in 4 s"), with the absolute UTC time on
 // hover and for screen readers.
+import { formatDuration } from '@/lib/domain/duration';
 import { useNow } from './live/now';
-
-export function formatDuration(ms: number): string {
-  const abs = Math.abs(ms);
-  if (abs < 1_000) return `${Math.round(abs)} ms`;
-  if (abs < 60_000) return `${(abs / 1_000).toFixed(abs < 10_000 ? 1 : 0)} s`;
-  if (abs < 3_600_000) return `${Math.floor(abs / 60_000)} min ${Math.floor((abs % 60_000) / 1_000)} s`;
-  if (abs < 86_400_000) return `${Math.floor(abs / 3_600_000)} h ${Math.floor((abs % 3_600_000) / 60_000)} min`;
-  return `${Math.floor(abs / 86_400_000)} d ${Math.floor((abs % 86_400_000) / 3_600_000)} h`;
-}
 
 export const absolute = (iso: string) => iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
 
 /** "12 s ago", "in 4 s" or "just now", for an instant `sinceMs` before now (negative: ahead). */
 export function relativeTime(sinceMs: number, upcoming: boolean): string {
   const justNow = sinceMs < 1_000 && sinceMs > (upcoming ? -1_000 : -2_500);
-  return justNow ? 'just now' : sinceMs > 0 ? `${formatDuration(sinceMs)} ago` : `in ${formatDuration(sinceMs)}`;
+  return justNow ? 'just now' : sinceMs > 0 ? `${formatDuration(sinceMs)} ago` : `in ${formatDuration(-sinceMs)}`;
 }
 
 /**

@@ -1,6 +1,7 @@
 // CLI commands that read the HTTP API of a running Leasehold (LEASEHOLD_URL, default
 // http://127.0.0.1:3000; LEASEHOLD_TOKEN is sent as a bearer token when set). Human tables by
 // default, the API's own JSON with --json.
+import { formatDuration } from '../../lib/domain/duration';
 import { terminalText } from '../../lib/domain/display';
 import type { LeaseEventView, LeaseView } from '../../lib/domain/types';
 import { printTable } from './table';
@@ -44,7 +45,7 @@ export async function apiRequest(method: string, path: string, options: { query?
   return body;
 }
 
-const seconds = (ms: number | null) => (ms === null ? '—' : `${(ms / 1000).toFixed(1)} s`);
+const seconds = (ms: number | null) => (ms === null ? '—' : formatDuration(ms));
 const leasePath = (id: string) => `/api/v1/leases/${encodeURIComponent(id)}`;
 
 // The API's own shapes (docs/api.md): the CLI reads what the console reads.

@@ -1,5 +1,6 @@
 // `leasehold snapshot`: one read of every configured source, straight from the backends,
 // with no server and no store. Exit 0 when every source could be read, 1 otherwise.
+import { formatDuration } from '../../lib/domain/duration';
 import type { Config } from '../../lib/config';
 import { stateOf, leaseIdOf } from '../../lib/domain/observe';
 import { scrub, secretsOf } from '../../lib/redact';
@@ -77,7 +78,7 @@ export async function snapshotCommand(config: Config, json: boolean): Promise<nu
         l.problem ? `unknown: ${l.problem}` : l.state,
         l.holder ?? '—',
         l.token ?? 'unfenced',
-        l.remainingMs === null ? '—' : `${(l.remainingMs / 1000).toFixed(1)} s`,
+        l.remainingMs === null ? '—' : formatDuration(l.remainingMs),
         l.candidates.map((c) => c.holder).join(', ') || '—',
       ]),
     );

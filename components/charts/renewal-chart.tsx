@@ -10,10 +10,10 @@ import { ChartFrame, type ChartState } from './chart-frame';
 import styles from './charts.module.css';
 import { formatInstant, formatMs, formatTick, timeTicks } from './time-axis';
 
-export type RenewalSampleInput = { at: string; holder: string; intervalMs: number; marginMs: number; ttlMs: number | null };
+export type RenewalSampleInput = { at: string; holder: string | null; intervalMs: number; marginMs: number; ttlMs: number | null };
 export type RenewalRollupInput = { minute: string; count: number; intervalP50: number; intervalMax: number; marginMin: number; marginP50: number };
 
-type RawRow = { at: number; interval: number; margin: number; holder: string; late: boolean };
+type RawRow = { at: number; interval: number; margin: number; holder: string | null; late: boolean };
 type RollupRow = { at: number; interval: number; intervalMax: number; marginMin: number; marginP50: number; count: number; late: boolean };
 type Mode = 'raw' | 'rollup';
 

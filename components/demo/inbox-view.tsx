@@ -1,11 +1,12 @@
 'use client';
 // The demo's webhook inbox: what Leasehold's alerts sent to its own receiver, newest first,
 // each with whether its signature checked out and how long after the alert it arrived.
+import { formatDuration } from '@/lib/domain/duration';
 import Link from 'next/link';
 import { useQuery } from '@tanstack/react-query';
-import type { InboxMessage } from '@/lib/alerts/demo-inbox';
 import { leaseIdPath } from '@/lib/domain/lease-id';
 import { fetchJson } from '../live/api';
+import { demoInboxSchema } from '@/lib/domain/schemas';
 import { EmptyState } from '../ui/empty-state';
 import { LoadError } from '../ui/load-error';
 import { When } from '../when';
@@ -13,7 +14,7 @@ import { When } from '../when';
 export function InboxView() {
   const inbox = useQuery({
     queryKey: ['demo-inbox'],
-    queryFn: ({ signal }) => fetchJson<{ messages: InboxMessage[] }>('/api/v1/demo/inbox', signal),
+    queryFn: ({ signal }) => fetchJson('/api/v1/demo/inbox', demoInboxSchema, signal),
     refetchInterval: 1_000,
     staleTime: 0,
   });
@@ -39,7 +40,7 @@ export function InboxView() {
             {m.rule ? <span className="badge">{m.rule}</span> : null}
             <span className="muted">
               <When iso={m.receivedAt} />
-              {m.delayMs !== null ? ` · ${m.delayMs < 10_000 ? `${m.delayMs} ms` : `${(m.delayMs / 1000).toFixed(1)} s`} after it fired` : ''}
+              {m.delayMs !== null ? ` · ${formatDuration(m.delayMs, { msBelow: 10_000 })} after it fired` : ''}
             </span>
           </div>
           <p className="inbox-summary">{m.summary ?? '(no summary)'}</p>

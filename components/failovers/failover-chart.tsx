@@ -3,7 +3,7 @@
 // causes in the table. Times on the axis are UTC, as everywhere in the console.
 import { useMemo } from 'react';
 import { Bar, BarChart, CartesianGrid, Tooltip, XAxis, YAxis, type TooltipContentProps } from 'recharts';
-import { formatDuration } from '@/components/when';
+import { formatDuration } from '@/lib/domain/duration';
 import { bucketFailovers, bucketSizeFor, CAUSE_TEXT, FAILOVER_CAUSES, type FailoverCause, type FailoverRecord } from '@/lib/domain/failover-stats';
 import { CAUSE_COLOR } from './cause';
 import styles from './failovers.module.css';

@@ -1,6 +1,7 @@
 'use client';
 import Link from 'next/link';
-import { formatDuration, When } from '@/components/when';
+import { formatDuration } from '@/lib/domain/duration';
+import { When } from '@/components/when';
 import type { FailoverRecord } from '@/lib/domain/failover-stats';
 import { leaseIdPath } from '@/lib/domain/lease-id';
 import { CauseLabel } from './cause';

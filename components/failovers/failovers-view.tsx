@@ -6,19 +6,18 @@
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { useDeferredValue, useMemo, useState, type ReactNode } from 'react';
 import { fetchJson } from '@/components/live/api';
+import { failoverPageSchema } from '@/lib/domain/schemas';
 import { useUrlState } from '@/components/live/url-state';
 import { RANGES, TimeRangePicker, useTimeRange } from '@/components/time-range';
 import { EmptyState } from '@/components/ui/empty-state';
 import { LoadError } from '@/components/ui/load-error';
-import { formatDuration, When } from '@/components/when';
+import { formatDuration } from '@/lib/domain/duration';
+import { When } from '@/components/when';
 import { CAUSE_TEXT, CHANGE_TEXT, FAILOVER_CAUSES, FAILOVER_CHANGES, filterFailovers, isFiltered, parseCause, parseChange, summarizeGaps, type FailoverRecord } from '@/lib/domain/failover-stats';
 import { FailoverChart } from './failover-chart';
 import { FailoverTable } from './failover-table';
 import styles from './failovers.module.css';
 import { FailoversSkeleton } from './skeleton';
-
-/** GET /api/v1/failovers: newest first; `next` is the cursor of the following page. */
-type FailoverPage = { failovers: FailoverRecord[]; next: string | null };
 
 const PAGE_SIZE = 1_000;
 const SLIDE_EVERY_MS = 30_000;
@@ -38,7 +37,7 @@ export function FailoversView() {
 
   const query = useInfiniteQuery({
     queryKey: ['failovers', range.value],
-    queryFn: ({ pageParam, signal }) => fetchJson<FailoverPage>(failoversUrl(range.value, pageParam), signal),
+    queryFn: ({ pageParam, signal }) => fetchJson(failoversUrl(range.value, pageParam), failoverPageSchema, signal),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.next,
     refetchInterval: SLIDE_EVERY_MS,

@@ -4,7 +4,9 @@
 // what will be sent, a reason is kept in the audit log, and the lease key must be typed in.
 import Link from 'next/link';
 import { useState } from 'react';
+import { ApiError, sendJson } from '@/components/live/api';
 import type { LeaseDetail } from '@/components/live/types';
+import { forceAnswerSchema, forceChangedSchema } from '@/lib/domain/schemas';
 
 export type LeaseAbilities = { fenced: boolean; unfenced: boolean };
 
@@ -16,20 +18,13 @@ type Outcome =
 
 async function post(leaseId: string, action: string, body: Record<string, unknown>): Promise<Outcome> {
   try {
-    const response = await fetch(`/api/v1/leases/${encodeURIComponent(leaseId)}/${action}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const data = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-    if (!response.ok) return { kind: 'error', message: String(data.message ?? `The server answered ${response.status}.`), current: data.backend as { holder: string | null; token: string | null } | null };
-    if (data.dryRun) {
-      const plan = data.plan as { steps: Step[]; layout: string };
-      return { kind: 'plan', steps: plan.steps, layout: plan.layout };
-    }
-    return { kind: 'done', previousToken: data.previousToken as string | null, newToken: data.newToken as string | null, auditId: String(data.auditId) };
-  } catch {
-    return { kind: 'error', message: 'The server cannot be reached.' };
+    const data = await sendJson(`/api/v1/leases/${encodeURIComponent(leaseId)}/${action}`, 'POST', body, forceAnswerSchema);
+    if ('dryRun' in data) return { kind: 'plan', steps: data.plan.steps, layout: data.plan.layout };
+    return { kind: 'done', previousToken: data.previousToken, newToken: data.newToken, auditId: data.auditId };
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status === 0) return { kind: 'error', message: 'The server cannot be reached.' };
+    const changed = forceChangedSchema.safeParse(error.body);
+    return { kind: 'error', message: error.message, current: changed.success ? changed.data.backend : undefined };
   }
 }
 

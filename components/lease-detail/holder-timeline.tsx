@@ -3,7 +3,7 @@
 // marked, time nobody held it left empty, time Leasehold could not see hatched. The list of
 // segments below it says the same in words.
 import { formatInstant, formatTick, timeTicks } from '@/components/charts/time-axis';
-import { formatDuration } from '@/components/when';
+import { formatDuration } from '@/lib/domain/duration';
 import { timelineSummary, type HolderTimeline, type SegmentEnd } from '@/lib/domain/holder-timeline';
 import styles from './lease-detail.module.css';
 

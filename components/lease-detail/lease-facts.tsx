@@ -7,7 +7,9 @@ import { useNow } from '@/components/live/now';
 import { useSourceStatuses } from '@/components/live/source-status';
 import type { LeaseDetail } from '@/components/live/types';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
-import { formatDuration, When } from '@/components/when';
+import { formatDuration } from '@/lib/domain/duration';
+import { remainingMsAt } from '@/lib/domain/countdown';
+import { When } from '@/components/when';
 import { FLAPPING_TRANSITIONS, LATE_MARGIN_RATIO, leaseHealth, marginTone, type Problem } from '@/lib/domain/health';
 import type { LeaseState } from '@/lib/domain/types';
 import styles from './lease-detail.module.css';
@@ -71,7 +73,7 @@ function Remaining({ lease }: { lease: LeaseDetail }) {
       </>
     );
   }
-  const remaining = Math.max(0, lease.localExpiresAt - now);
+  const remaining = remainingMsAt(lease.localExpiresAt, now);
   const ratio = lease.ttlMs ? Math.min(1, remaining / lease.ttlMs) : null;
   const tone = remaining === 0 ? 'bad' : ratio !== null && ratio < LATE_MARGIN_RATIO ? 'warn' : 'ok';
   return (

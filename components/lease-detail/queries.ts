@@ -3,14 +3,13 @@
 // (components/live/live-stream.tsx): ['lease', id], ['events', id, ...], ['renewals', id, ...].
 import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { ApiError, fetchJson } from '@/components/live/api';
-import { withLocalDeadline, type LeaseDetail } from '@/components/live/types';
-import type { RenewalRollup } from '@/lib/domain/renewal-stats';
+import { withLocalDeadline } from '@/components/live/types';
+import { eventPageSchema, leaseDetailSchema, renewalsSchema, type EventPage, type RenewalRollup as RenewalRollupView, type Renewals } from '@/lib/domain/schemas';
 import type { EventType, LeaseEventView } from '@/lib/domain/types';
 
-export type EventPage = { events: LeaseEventView[]; next: string | null };
-export type RenewalSample = { seq: string; at: string; holder: string; intervalMs: number; marginMs: number; ttlMs: number | null; marginPercent: number | null };
-export type RenewalRollupRow = { minute: string } & RenewalRollup;
-export type RenewalsResponse = { samples: RenewalSample[]; rollups: RenewalRollupRow[] };
+export type { EventPage, RenewalSample } from '@/lib/domain/schemas';
+export type RenewalRollupRow = RenewalRollupView;
+export type RenewalsResponse = Renewals;
 
 const base = (id: string) => `/api/v1/leases/${encodeURIComponent(id)}`;
 
@@ -20,7 +19,7 @@ const retry = (count: number, error: Error) => count < 1 && !(error instanceof A
 export function useLease(id: string) {
   return useQuery({
     queryKey: ['lease', id],
-    queryFn: async ({ signal }) => withLocalDeadline(await fetchJson<LeaseDetail>(base(id), signal)),
+    queryFn: async ({ signal }) => withLocalDeadline(await fetchJson(base(id), leaseDetailSchema, signal)),
     retry,
   });
 }
@@ -42,7 +41,7 @@ export function useRangeEvents(id: string, range: string, enabled = true) {
       do {
         const query = new URLSearchParams({ since: range, limit: String(PAGE) });
         if (cursor) query.set('cursor', cursor);
-        const page: EventPage = await fetchJson<EventPage>(`${base(id)}/events?${query}`, signal);
+        const page: EventPage = await fetchJson(`${base(id)}/events?${query}`, eventPageSchema, signal);
         events.push(...page.events);
         cursor = page.next;
       } while (cursor && events.length < RANGE_EVENT_LIMIT);
@@ -63,7 +62,7 @@ export function useEventPages(id: string, range: string, types: EventType[]) {
       const query = new URLSearchParams({ since: range, limit: String(TABLE_PAGE) });
       if (types.length > 0) query.set('types', types.join(','));
       if (pageParam) query.set('cursor', pageParam);
-      return fetchJson<EventPage>(`${base(id)}/events?${query}`, signal);
+      return fetchJson(`${base(id)}/events?${query}`, eventPageSchema, signal);
     },
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.next,
@@ -76,7 +75,7 @@ export function useRenewals(id: string, range: string, follow = true, enabled = 
   return useQuery({
     enabled,
     queryKey: ['renewals', id, range],
-    queryFn: ({ signal }) => fetchJson<RenewalsResponse>(`${base(id)}/renewals?since=${encodeURIComponent(range)}`, signal),
+    queryFn: ({ signal }) => fetchJson(`${base(id)}/renewals?since=${encodeURIComponent(range)}`, renewalsSchema, signal),
     placeholderData: keepPreviousData,
     retry,
     // Renewals are not events: the stream does not announce them. A held lease renews every

@@ -3,14 +3,15 @@
 // updates. A stale lease shows no countdown: nobody knows how much time it has.
 import { useNow } from '../live/now';
 import type { LiveLease } from '../live/types';
-import { formatDuration } from '../when';
+import { formatDuration } from '@/lib/domain/duration';
+import { remainingMsAt } from '@/lib/domain/countdown';
 
 export function Countdown({ lease }: { lease: LiveLease }) {
   const now = useNow(250);
   if (lease.state !== 'held' || lease.stale || lease.localExpiresAt === null || now === 0) {
     return <span className="muted">{lease.stale && lease.state === 'held' ? 'unknown' : '—'}</span>;
   }
-  const remaining = Math.max(0, lease.localExpiresAt - now);
+  const remaining = remainingMsAt(lease.localExpiresAt, now);
   const ttl = lease.ttlMs ?? remaining;
   const share = ttl > 0 ? Math.min(1, remaining / ttl) : 0;
   const tone = share < 0.25 ? 'bad' : share < 0.5 ? 'warn' : 'ok';

@@ -9,6 +9,7 @@ import { countLeases, marginTone, type LeaseHealth } from '@/lib/domain/health';
 import { leaseIdPath } from '@/lib/domain/lease-id';
 import { overviewRows, parseOverviewFilter, SORTS, STATE_FILTERS, type OverviewRow, type Sort, type StateFilter } from '@/lib/domain/overview';
 import { fetchJson } from '../live/api';
+import { failoverPageSchema, leaseListSchema } from '@/lib/domain/schemas';
 import { withLocalDeadline, type LeaseListResponse, type LiveLease } from '../live/types';
 import { useHydrated } from '../live/hydrated';
 import { useNarrow } from '../live/narrow';
@@ -17,7 +18,8 @@ import { useSourceStatuses } from '../live/source-status';
 import { useUrlState } from '../live/url-state';
 import { EmptyState } from '../ui/empty-state';
 import { LoadError } from '../ui/load-error';
-import { formatDuration, When } from '../when';
+import { formatDuration } from '@/lib/domain/duration';
+import { When } from '../when';
 import { sourceWords } from '../sources/source-words';
 import { Countdown } from './countdown';
 import { VirtualRows } from './virtual-rows';
@@ -55,7 +57,7 @@ const PROBLEM_TEXT: Record<string, string> = {
 };
 
 async function loadLeases(signal: AbortSignal): Promise<LeaseListResponse> {
-  const body = await fetchJson<LeaseListResponse>('/api/v1/leases', signal);
+  const body = await fetchJson('/api/v1/leases', leaseListSchema, signal);
   const now = Date.now();
   return { ...body, leases: body.leases.map((lease) => withLocalDeadline(lease, now)) };
 }
@@ -120,7 +122,7 @@ function LiveOverview() {
   const leases = useQuery({ queryKey: ['leases'], queryFn: ({ signal }) => loadLeases(signal) });
   const failovers = useQuery({
     queryKey: ['failovers', 'last-hour-count'],
-    queryFn: ({ signal }) => fetchJson<{ failovers: { restart?: boolean }[]; next: string | null }>('/api/v1/failovers?since=1h&limit=1000', signal),
+    queryFn: ({ signal }) => fetchJson('/api/v1/failovers?since=1h&limit=1000', failoverPageSchema, signal),
   });
 
   const data = leases.data;

@@ -1,7 +1,8 @@
 'use client';
 import Link from 'next/link';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
-import { formatDuration, When } from '@/components/when';
+import { formatDuration } from '@/lib/domain/duration';
+import { When } from '@/components/when';
 import type { SourceRow } from '@/lib/queries/console';
 import { BackendDetail } from './backend-detail';
 import { readRedisDetail } from './detail';

@@ -2,7 +2,7 @@
 // that says it: "not read yet", "down since 21:03:12 UTC, 2 min ago: connection refused",
 // or "up, read 0.4 s ago". `now` comes in as an argument.
 import type { SourceStatusView } from '../live/types';
-import { formatDuration } from '../when';
+import { formatDuration } from '@/lib/domain/duration';
 
 /** `steady`: the same without the relative time, for text read out as it changes (a live region). */
 export type SourceWords = { name: string; state: 'unread' | 'down' | 'up'; text: string; steady: string };

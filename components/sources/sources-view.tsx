@@ -5,11 +5,11 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { fetchJson } from '@/components/live/api';
+import { sourcesSchema } from '@/lib/domain/schemas';
 import { useHydrated } from '@/components/live/hydrated';
 import { EmptyState } from '@/components/ui/empty-state';
 import { LoadError } from '@/components/ui/load-error';
 import { When } from '@/components/when';
-import type { SourceRow } from '@/lib/queries/console';
 import { SourceCard } from './source-card';
 import { SourcesSkeleton } from './skeleton';
 import styles from './sources.module.css';
@@ -19,7 +19,7 @@ const REFRESH_EVERY_MS = 5_000;
 export function SourcesView() {
   const query = useQuery({
     queryKey: ['sources'],
-    queryFn: ({ signal }) => fetchJson<{ sources: SourceRow[] }>('/api/v1/sources', signal),
+    queryFn: ({ signal }) => fetchJson('/api/v1/sources', sourcesSchema, signal),
     refetchInterval: REFRESH_EVERY_MS,
   });
 

@@ -1,6 +1,8 @@
 // POST /api/v1/leases/{id}/force-expire and /force-release: what the path names, and the
 // answers (docs/api.md). The route (app/api/v1/leases/[...path]/route.ts) stays thin.
 import { NotFoundError, leaseIdParam } from '../api/params';
+import { reply } from '../api/reply';
+import { forceChangedSchema, forceDoneSchema, forceDryRunSchema } from '../domain/schemas';
 import type { ForceAction } from '../sources/force';
 import type { ForceOutcome } from './guarded-force';
 import { ChangedSinceSeenError } from './force-request';
@@ -17,15 +19,11 @@ export function parseForcePath(segments: readonly string[]): { leaseId: string; 
 }
 
 export function forceResponse(outcome: ForceOutcome): Response {
-  const headers = { 'Cache-Control': 'no-store' };
-  if (outcome.dryRun) return Response.json({ dryRun: true, leaseId: outcome.lease.id, plan: outcome.plan }, { headers });
-  return Response.json({ previousToken: outcome.previousToken, newToken: outcome.newToken, auditId: outcome.auditId, leaseId: outcome.lease.id, detail: outcome.detail }, { headers });
+  if (outcome.dryRun) return reply(forceDryRunSchema, { dryRun: true, leaseId: outcome.lease.id, plan: outcome.plan });
+  return reply(forceDoneSchema, { previousToken: outcome.previousToken, newToken: outcome.newToken, auditId: outcome.auditId, leaseId: outcome.lease.id, detail: outcome.detail });
 }
 
 /** 409 with the lease as it is now, and what the backend holds. */
 export function changedResponse(error: ChangedSinceSeenError): Response {
-  return Response.json(
-    { error: error.code, message: error.message, current: error.current, backend: error.backend, auditId: error.auditId },
-    { status: 409, headers: { 'Cache-Control': 'no-store' } },
-  );
+  return reply(forceChangedSchema, { error: error.code, message: error.message, current: error.current, backend: error.backend, auditId: error.auditId }, { status: 409 });
 }

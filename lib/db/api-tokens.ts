@@ -1,22 +1,12 @@
 // The ApiToken table: `lh_<id>_<secret>` tokens, stored as the sha256 of the secret.
 import type { Role } from '../domain/roles';
 import type { Store } from './store';
+import type { ApiTokenView } from '../domain/schemas/accounts';
 
 export type ApiTokenRecord = Awaited<ReturnType<Store['prisma']['apiToken']['findMany']>>[number];
 
-/** What the API shows of a token: never its hash. */
-export type ApiTokenView = {
-  id: string;
-  name: string;
-  role: Role;
-  prefix: string;
-  user: string | null;
-  createdBy: string | null;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-};
+/** What the API shows of a token, never its hash: lib/domain/schemas/accounts.ts. */
+export type { ApiTokenView };
 
 export function apiTokenView(token: ApiTokenRecord & { user?: { name: string } | null }): ApiTokenView {
   return {

@@ -6,6 +6,7 @@ import { processKeyring, SecretUnreadableError } from './secret-box';
 import type { SqlSession } from './sql';
 import { openedSecrets } from './webhooks';
 import type { Store } from './store';
+import type { DeliveryView } from '../domain/schemas/alerts';
 
 /** A claimed delivery, with what is needed to send it. */
 export type ClaimedDelivery = {
@@ -19,24 +20,10 @@ export type ClaimedDelivery = {
   webhook: { name: string; url: string; format: string; secrets: string[]; routingKey: string | null; unreadable: string | null };
 };
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'dead';
+export type DeliveryStatus = DeliveryView['status'];
 
-export type DeliveryView = {
-  id: string;
-  messageId: string;
-  webhookId: string;
-  alertId: string | null;
-  event: string;
-  status: DeliveryStatus;
-  attempts: number;
-  nextAttemptAt: string | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  lastLatencyMs: number | null;
-  createdAt: string;
-  deliveredAt: string | null;
-  summary: string | null;
-};
+/** A delivery as the API shows it: lib/domain/schemas/alerts.ts. */
+export type { DeliveryView };
 
 type ClaimRow = {
   id: string | bigint;

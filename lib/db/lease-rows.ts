@@ -1,6 +1,8 @@
 // The SQL of each lease table the collector writes (observer-writes.ts runs them in one
 // transaction). Rows are passed as one JSON parameter and unpacked with jsonb_to_recordset:
 // the same SQL runs on PostgreSQL and on the embedded PGlite, whatever the batch size.
+import { isFenced } from '../domain/lease-view';
+import type { TrackedLease } from '../domain/tracked-lease';
 import type { SqlSession } from './sql';
 import { StaleOwnerError, type SourceWrite, type WriteBatch, type WrittenEvent } from './observer-batch';
 
@@ -58,8 +60,9 @@ export async function upsertSource(sql: SqlSession, source: SourceWrite, batch: 
   if (rows.length === 0) throw new StaleOwnerError(source.name);
 }
 
-export async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
-  const rows = batch.dirty.map((l) => ({
+/** A tracked lease as the JSON row upsertLeases unpacks (one per column). */
+export function leaseRowOf(l: TrackedLease) {
+  return {
     id: l.id,
     sourceName: l.source,
     backend: l.backend,
@@ -70,7 +73,7 @@ export async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
     token: text(l.token),
     lastHolder: l.lastHolder,
     lastToken: text(l.lastToken),
-    fenced: (l.token ?? l.lastToken) !== null,
+    fenced: isFenced(l), // not read back: views apply the rule themselves (lib/domain/lease-view.ts)
     ttlMs: l.ttlMs === null ? null : Math.round(l.ttlMs),
     acquiredAt: iso(l.acquiredAtWall),
     renewedAt: iso(l.renewedAtWall),
@@ -88,7 +91,11 @@ export async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
     version: String(l.version),
     lastIntervalMs: l.lastRenewal ? Math.round(l.lastRenewal.intervalMs) : null,
     lastMarginMs: l.lastRenewal ? Math.round(l.lastRenewal.marginMs) : null,
-  }));
+  };
+}
+
+export async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
+  const rows = batch.dirty.map(leaseRowOf);
   await sql.query(
     `INSERT INTO "Lease" (id, "sourceName", backend, kind, key, state, holder, token, "lastHolder", "lastToken", fenced, "ttlMs",
                           "acquiredAt", "renewedAt", "expiresAt", "observedAt", stale, candidates, transitions, "lastSeq", "renewalSeq",

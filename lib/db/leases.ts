@@ -1,9 +1,9 @@
-// Reads of the Lease and LeaseEvent tables, as the API's views (one converter: lease-views.ts).
+// Reads of the Lease and LeaseEvent tables, as the API's views (through lib/domain's one converter: lease-views.ts).
 // The collector writes them (observer-writes.ts); everything else reads them through here.
 import { CHANGE_TYPES } from '../domain/health';
 import type { EventType, LeaseEventView, LeaseState, LeaseView } from '../domain/types';
 import type { Prisma } from '../generated/prisma/client';
-import { toEventView, toLeaseView } from './lease-views';
+import { eventViewOfRow, leaseViewOfRow } from './lease-views';
 import { readSource, sourceReadTimes } from './sources';
 import type { Store } from './store';
 
@@ -15,7 +15,7 @@ export async function readLeaseViews(store: Store, scope: LeaseScope): Promise<L
   const where = scope === 'all' ? {} : 'ids' in scope ? { id: { in: [...scope.ids] } } : { sourceName: scope.source };
   const [rows, readAt] = await Promise.all([store.prisma.lease.findMany({ where }), sourceReadTimes(store)]);
   const now = Date.now();
-  return rows.map((row) => toLeaseView(row, now, readAt.get(row.sourceName) ?? null));
+  return rows.map((row) => leaseViewOfRow(row, now, readAt.get(row.sourceName) ?? null));
 }
 
 /** One lease as a view, with its changes of hands in the last hour; null when the store has none by that id. */
@@ -23,7 +23,7 @@ export async function readLeaseView(store: Store, id: string, recentTransitions:
   const row = await store.prisma.lease.findUnique({ where: { id } });
   if (!row) return null;
   const [source, recent] = await Promise.all([readSource(store, row.sourceName), recentTransitions(id)]);
-  return toLeaseView(row, Date.now(), source?.lastGoodReadAt ?? null, recent);
+  return leaseViewOfRow(row, Date.now(), source?.lastGoodReadAt ?? null, recent);
 }
 
 /** A page of leases matching the filter, in (source, key) order, with how many match in all (recentTransitions not counted: null). */
@@ -41,7 +41,7 @@ export async function findLeaseViews(store: Store, filter: LeaseFilter): Promise
     sourceReadTimes(store),
   ]);
   const now = Date.now();
-  return { leases: rows.map((row) => toLeaseView(row, now, readAt.get(row.sourceName) ?? null)), total };
+  return { leases: rows.map((row) => leaseViewOfRow(row, now, readAt.get(row.sourceName) ?? null)), total };
 }
 
 /** How many leases each source has in the store. */
@@ -67,7 +67,7 @@ export function changeEventsSince(store: Store, since: Date, leaseId?: string) {
 /** Events by id, oldest first. */
 export async function readEventViews(store: Store, ids: readonly bigint[]): Promise<LeaseEventView[]> {
   const rows = await store.prisma.leaseEvent.findMany({ where: { id: { in: [...ids] } }, orderBy: { id: 'asc' } });
-  return rows.map(toEventView);
+  return rows.map(eventViewOfRow);
 }
 
 /** When the lease was first seen, as far as the store still knows: its oldest event kept. */
@@ -92,7 +92,7 @@ export async function readLeaseEvents(store: Store, leaseId: string, query: Even
     take: query.limit + 1,
   });
   const page = rows.slice(0, query.limit);
-  return { events: page.map(toEventView), next: rows.length > query.limit ? page.at(-1)!.id.toString() : null };
+  return { events: page.map(eventViewOfRow), next: rows.length > query.limit ? page.at(-1)!.id.toString() : null };
 }
 
 /** Events that may be changes of hands across all leases, newest first, a page of `limit` (and one more, to know of a next page). */

@@ -9,7 +9,7 @@ export const readSources = (store: Store): Promise<SourceRecord[]> => store.pris
 
 export const readSource = (store: Store, name: string): Promise<SourceRecord | null> => store.prisma.source.findUnique({ where: { name } });
 
-/** Each source's last good read: what a lease's "observed at" is when the source read it since (lease-views.ts toLeaseView). */
+/** Each source's last good read: what a lease's "observed at" is when the source read it since (lib/domain/lease-view.ts toLeaseView). */
 export async function sourceReadTimes(store: Store): Promise<Map<string, Date | null>> {
   const rows = await store.prisma.source.findMany({ select: { name: true, lastGoodReadAt: true } });
   return new Map(rows.map((s) => [s.name, s.lastGoodReadAt]));

@@ -2,11 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Role } from '../domain/roles';
 import type { Store } from './store';
+import type { UserView } from '../domain/schemas/accounts';
 
 export type UserRecord = Awaited<ReturnType<Store['prisma']['user']['findMany']>>[number];
 
 /** What the API and the settings page show of a user: never the password hash. */
-export type UserView = { id: string; name: string; role: Role; signsInWith: 'password' | 'oidc'; createdAt: string; disabledAt: string | null };
+/** What the API shows of a user: lib/domain/schemas/accounts.ts. */
+export type { UserView };
 
 export function userView(user: UserRecord): UserView {
   return {

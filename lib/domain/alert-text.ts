@@ -1,4 +1,5 @@
 // How alert summaries quote what they name (lib/domain/alert-rules.ts). Pure.
+import { formatDuration } from './duration';
 import { cutExactText, quotedExactText, terminalText } from './display';
 
 /** A lease id, key or holder in a summary: exact text (display.ts), escaped once already, as the API shows it. */
@@ -14,4 +15,4 @@ export const show = (exact: string | null) => (exact === null ? 'nobody' : quote
 export const said = (text: string, max: number) => cutExactText(terminalText(text.replace(/[\r\n]+/g, ' ')), max);
 
 /** A duration as a summary says it: "850 ms", "12.5 s". */
-export const ms = (value: number | null) => (value === null ? '?' : value < 10_000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`);
+export const ms = (value: number | null) => (value === null ? '?' : formatDuration(value, { msBelow: 10_000 }));

@@ -14,33 +14,5 @@ export type AuthMethod = (typeof AUTH_METHODS)[number];
 /** A JSON value as the store gives it back (what JSON.parse makes). */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** One audit entry in the API (GET /api/v1/audit): ids and tokens are decimal strings, times ISO strings. */
-export type AuditEntryView = {
-  id: string;
-  at: string;
-  /** Ties the `requested` entry of an action to its result. */
-  requestId: string;
-  phase: AuditPhase;
-  /** HTTP-like status of a result (403 forbidden, 409 the state is not the one expected, 422 invalid); null when none. */
-  status: number | null;
-  action: string;
-  actor: string;
-  actorRole: string;
-  authMethod: AuthMethod;
-  clientAddress: string | null;
-  leaseId: string | null;
-  reason: string | null;
-  /** The state the actor saw and named (the precondition). */
-  expectedHolder: string | null;
-  expectedToken: string | null;
-  /** The state found on the backend. */
-  actualHolder: string | null;
-  actualToken: string | null;
-  previousToken: string | null;
-  newToken: string | null;
-  dryRun: boolean;
-  detail: JsonValue | null;
-  /** The hash of the entry before it (null for the first), and its own: sha256, hex. */
-  prevHash: string | null;
-  hash: string;
-};
+/** One audit entry in the API (GET /api/v1/audit): ids and tokens are decimal strings, times ISO strings. Its schema: schemas/audit.ts. */
+export type { AuditEntry as AuditEntryView } from './schemas/audit';

@@ -5,6 +5,7 @@
 // The events are taken as the collector stored them (oldest first, by id), not re-sorted by
 // time: an `expired` is stored at the old grant's estimated expiry and the `acquired` that
 // follows it at the new grant's estimated start, and their order is the one that happened.
+import { formatDuration } from './duration';
 import type { EventType, LeaseEventView, LeaseView } from './types';
 
 // The token sequence, in a file of its own; exported from here as well.
@@ -245,10 +246,9 @@ export function timelineSummary(timeline: HolderTimeline): string {
   ];
   if (free.length > 0 && holders > 0) {
     const longest = Math.max(...free.map((g) => g.to - g.from));
-    parts.push(`longest time without a holder ${seconds(longest)}`);
+    parts.push(`longest time without a holder ${formatDuration(longest)}`);
   }
   if (unobserved.length > 0) parts.push(`${unobserved.length === 1 ? '1 stretch' : `${unobserved.length} stretches`} not observed`);
   return parts.join(', ');
 }
 
-const seconds = (ms: number) => (ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`);

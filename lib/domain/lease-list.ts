@@ -65,14 +65,8 @@ export function applyToLease<L extends ListedLease>(lease: L | undefined, change
   }
 }
 
-/**
- * Whether a lease counts down (has a remainingMs): held, its source readable (not stale), and
- * its expiry known. The views of the store's rows (lib/db/lease-views.ts), of the collector's
- * leases (views.ts) and the list's bytes (lib/queries/lease-list-bytes.ts) all ask this.
- */
-export function hasCountdown(state: string, stale: boolean, expiryKnown: boolean): boolean {
-  return state === 'held' && !stale && expiryKnown;
-}
+/** Whether a lease counts down: countdown.ts (here too, for the list's readers). */
+export { hasCountdown } from './countdown';
 
 /** The lease marked stale (its source cannot be read: no countdown) or not. */
 export function withStale<L extends ListedLease>(lease: L, stale: boolean): L {

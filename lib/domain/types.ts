@@ -44,51 +44,8 @@ export const LEASE_EVENT_TYPES = ['acquired', 'released', 'expired', 'taken_over
 /** The fencing token: bigint in code, a decimal string on the wire (it may exceed 2^53). */
 export type Token = bigint;
 
-/** A candidate or waiter behind the holder, in order. */
-export type Candidate = { holder: string; token: string | null };
-
-/** A lease as the API shows it (DESIGN.md section 5). */
-export type LeaseView = {
-  id: string;
-  source: string;
-  backend: Backend;
-  kind: LeaseKind;
-  key: string;
-  state: LeaseState;
-  holder: string | null;
-  /** Who held it last, when it is not held now. */
-  lastHolder: string | null;
-  token: string | null;
-  fenced: boolean;
-  ttlMs: number | null;
-  remainingMs: number | null;
-  acquiredAt: string | null;
-  renewedAt: string | null;
-  expiresAt: string | null;
-  observedAt: string;
-  stale: boolean;
-  candidates: Candidate[];
-  transitions: number;
-  /** Changes of hands (acquired, released, expired, taken over, forced) in the last hour; null when the message did not count them (live updates). */
-  recentTransitions: number | null;
-  /** The current grant's last renewal: interval since the one before, and time left before it (null before the first renewal). */
-  lastIntervalMs: number | null;
-  lastMarginMs: number | null;
-  /** Why the state is unknown (a value Leasehold cannot interpret), or null. */
-  problem: string | null;
-  /** Backend-specific facts, display-safe: advisory lock pid and client, Redlock instances... */
-  detail: Record<string, unknown> | null;
-};
-
-export type LeaseEventView = {
-  id: string;
-  leaseId: string;
-  type: EventType;
-  at: string;
-  holder: string | null;
-  previousHolder: string | null;
-  token: string | null;
-  previousToken: string | null;
-  gapMs: number | null;
-  detail: unknown;
-};
+/**
+ * The API's shapes (DESIGN.md section 5, docs/api.md): a candidate or waiter behind the holder,
+ * a lease, an event. Inferred from their zod schemas (schemas/lease.ts), the one place they are written.
+ */
+export type { Candidate, LeaseEventView, LeaseView } from './schemas/lease';

@@ -8,7 +8,7 @@
 // not a message: malformed JSON, an unknown type, a missing or mistyped field, more than
 // MAX_STREAM_MESSAGE_CHARS of data.
 import { z } from 'zod';
-import { BACKENDS, EVENT_TYPES, LEASE_KINDS, LEASE_STATES } from '../domain/types';
+import { leaseEventViewSchema, leaseViewSchema, sourceStatusSchema } from '../domain/schemas/lease';
 import type { BusMessage } from './bus';
 
 /**
@@ -19,67 +19,14 @@ import type { BusMessage } from './bus';
  */
 export const MAX_STREAM_MESSAGE_CHARS = 1024 * 1024;
 
-const text = z.string();
-const time = z.string();
-
-export const candidateSchema = z.object({ holder: text, token: text.nullable() });
-
-export const leaseViewSchema = z.object({
-  id: text,
-  source: text,
-  backend: z.enum(BACKENDS),
-  kind: z.enum(LEASE_KINDS),
-  key: text,
-  state: z.enum(LEASE_STATES),
-  holder: text.nullable(),
-  lastHolder: text.nullable(),
-  token: text.nullable(),
-  fenced: z.boolean(),
-  ttlMs: z.number().nullable(),
-  remainingMs: z.number().nullable(),
-  acquiredAt: time.nullable(),
-  renewedAt: time.nullable(),
-  expiresAt: time.nullable(),
-  observedAt: time,
-  stale: z.boolean(),
-  candidates: z.array(candidateSchema),
-  transitions: z.number(),
-  recentTransitions: z.number().nullable(),
-  lastIntervalMs: z.number().nullable(),
-  lastMarginMs: z.number().nullable(),
-  problem: text.nullable(),
-  detail: z.record(z.string(), z.unknown()).nullable(),
-});
-
-export const leaseEventViewSchema = z.object({
-  id: text,
-  leaseId: text,
-  type: z.enum(EVENT_TYPES),
-  at: time,
-  holder: text.nullable(),
-  previousHolder: text.nullable(),
-  token: text.nullable(),
-  previousToken: text.nullable(),
-  gapMs: z.number().nullable(),
-  detail: z.unknown(),
-});
-
-export const SOURCE_STATUSES = ['up', 'down', 'unknown'] as const;
-
-export const sourceViewSchema = z.object({
-  name: text,
-  backend: text,
-  status: z.enum(SOURCE_STATUSES),
-  lastGoodReadAt: time.nullable(),
-  lastError: text.nullable(),
-  lastPollMs: z.number().nullable(),
-  downSince: time.nullable().optional(),
-});
+// The objects are lib/domain's schemas (schemas/lease.ts), the API's as well: here for the
+// stream's readers that import them from here.
+export { candidateSchema, leaseEventViewSchema, leaseViewSchema, SOURCE_STATUSES, sourceStatusSchema as sourceViewSchema } from '../domain/schemas/lease';
 
 export const streamMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('lease'), lease: leaseViewSchema }),
   z.object({ type: z.literal('event'), event: leaseEventViewSchema }),
-  z.object({ type: z.literal('source'), source: sourceViewSchema }),
+  z.object({ type: z.literal('source'), source: sourceStatusSchema }),
 ]);
 
 export type StreamMessage = z.infer<typeof streamMessageSchema>;

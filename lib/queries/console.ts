@@ -4,28 +4,12 @@ import type { Config, SourceConfig } from '../config';
 import { redactUrl, scrub, secretsOf } from '../redact';
 import { subscribe } from '../live/bus';
 import type { Store } from '../db';
+import type { SourceView } from '../domain/schemas/lease';
 import { leaseCountsBySource } from '../db/leases';
 import { lastDownAt, readSources, type SourceRecord } from '../db/sources';
 
-export type SourceRow = {
-  name: string;
-  backend: string;
-  /** Where it points, without credentials. */
-  target: string;
-  status: 'up' | 'down' | 'unknown';
-  lastGoodReadAt: string | null;
-  /** While down: when it was found down (its last source_down event), else null. */
-  downSince: string | null;
-  lastError: string | null;
-  lastPollMs: number | null;
-  pollMs: number | null;
-  leases: number;
-  /** The collector observing it. */
-  collector: string | null;
-  /** What the source reports about the backend itself (etcd cluster, Redlock instances). */
-  detail: Record<string, unknown> | null;
-  configured: boolean;
-};
+/** A source as the API shows it (docs/api.md "Source"): lib/domain/schemas/lease.ts. */
+export type SourceRow = SourceView;
 
 const sourceRows = new WeakMap<Store, { at: number; rows: Promise<SourceRecord[]> }>();
 let sourcesChanged = false;

@@ -2,17 +2,10 @@
 import 'server-only';
 import { NotFoundError } from '../api/params';
 import { runningDemo } from '../demo';
-import type { DigestStats } from '../demo/digest';
-import type { FaultRecord } from '../demo/fleet';
+import type { DemoStatus } from '../domain/schemas/demo';
 
-export type DemoStatus = {
-  faults: boolean;
-  /** How many servers the fleet has (some may not have started yet, or be down). */
-  fleetSize: number;
-  servers: { name: string; state: 'running' | 'paused' | 'crashed'; leader: boolean }[];
-  recentFaults: FaultRecord[];
-  digest: DigestStats;
-};
+/** The demo's status as the API shows it: lib/domain/schemas/demo.ts. */
+export type { DemoStatus };
 
 function demo() {
   const running = runningDemo();

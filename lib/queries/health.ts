@@ -1,19 +1,9 @@
 import 'server-only';
 import type { Store } from '../db';
+import type { StoreHealth } from '../domain/schemas/responses';
 
-export type StoreHealth = {
-  status: 'ok' | 'not_ready';
-  store: { kind: Store['kind'] };
-  migrations: {
-    state: 'up_to_date' | 'pending' | 'failed';
-    applied: number;
-    total: number;
-    latest: string | null;
-    pending: string[];
-    failed: string[];
-  };
-  uptimeMs: number;
-};
+/** GET /api/health's answer: lib/domain/schemas/responses.ts. */
+export type { StoreHealth };
 
 export async function storeHealth(store: Store): Promise<StoreHealth> {
   const status = await store.migrationStatus();

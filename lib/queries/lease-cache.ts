@@ -17,14 +17,13 @@ import { processCollector } from '../collector/process';
 import { ensureRelay } from '../live/relay';
 import type { Store } from '../db';
 import type { LeaseView } from '../domain/types';
-import { isChangeOfHands } from '../domain/health';
+import { leavesWindowAt, recentChangesOfHands, recentSince, RECENT_WINDOW_MS, stillRecent } from '../domain/recent-changes';
 import { applyToLease, listChangeOf } from '../domain/lease-list';
 import { changeEventsSince, readLeaseViews } from '../db/leases';
 import type { LeaseFilter } from './leases';
 import { assemble, CHUNK, COMMA, entryOf, NULL, remainingOf, wholeList, type Chunk, type Entry } from './lease-list-bytes';
 
 const REFRESH_MS = 15_000;
-const HOUR_MS = 3_600_000;
 
 type Cache = {
   entries: Map<string, Entry>;
@@ -56,16 +55,9 @@ async function load(store: Store, cache: Cache) {
 }
 
 async function read(store: Store, cache: Cache, sinceLoad: Map<string, Entry>) {
-  const since = new Date(Date.now() - HOUR_MS);
-  const [views, events] = await Promise.all([readLeaseViews(store, 'all'), changeEventsSince(store, since)]);
-  const transitions = new Map<string, number[]>();
-  for (const event of events) {
-    if (!isChangeOfHands(event)) continue;
-    let list = transitions.get(event.leaseId);
-    if (!list) transitions.set(event.leaseId, (list = []));
-    list.push(event.at.getTime());
-  }
+  const [views, events] = await Promise.all([readLeaseViews(store, 'all'), changeEventsSince(store, new Date(recentSince(Date.now())))]);
   const now = Date.now();
+  const transitions = recentChangesOfHands(events, now);
   const entries = new Map<string, Entry>();
   for (const view of views) entries.set(view.id, entryOf(view, transitions.get(view.id) ?? []));
   // What the bus said while the store was being read is newer than what was read.
@@ -86,15 +78,11 @@ function setEntry(cache: Cache, id: string, entry: Entry) {
 /** Drops the changes of hands that fell out of the hour, when some did. */
 function pruneHour(cache: Cache, now: number) {
   if (cache.pruneAt > now) return;
-  const hourAgo = now - HOUR_MS;
   let next = Infinity;
   for (const [id, entry] of cache.entries) {
-    let { transitions } = entry;
-    if (transitions.length && transitions[0]! < hourAgo) {
-      transitions = transitions.filter((at) => at >= hourAgo);
-      setEntry(cache, id, entryOf(entry.view, transitions));
-    }
-    if (transitions.length) next = Math.min(next, transitions[0]! + HOUR_MS);
+    const transitions = stillRecent(entry.transitions, now);
+    if (transitions !== entry.transitions) setEntry(cache, id, entryOf(entry.view, transitions));
+    next = Math.min(next, leavesWindowAt(transitions));
   }
   cache.pruneAt = next;
 }
@@ -158,7 +146,7 @@ function cacheFor(store: Store): Cache {
     } else if (change.kind === 'change_of_hands') {
       const entry = entryOfId(change.leaseId);
       if (entry) update(change.leaseId, entryOf(entry.view, [...entry.transitions, change.atMs]));
-      if (created.pruneAt !== 0) created.pruneAt = Math.min(created.pruneAt, change.atMs + HOUR_MS);
+      if (created.pruneAt !== 0) created.pruneAt = Math.min(created.pruneAt, change.atMs + RECENT_WINDOW_MS);
     } else if (change.kind === 'source_status' && toldStale.get(change.source) !== change.stale) {
       toldStale.set(change.source, change.stale);
       // A source going down marks all its leases stale, coming back unmarks them (the store

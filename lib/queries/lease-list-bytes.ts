@@ -1,7 +1,7 @@
 // The lease list as bytes (lease-cache.ts keeps it): each lease as UTF-8 JSON split around
 // `remainingMs`, the one field that depends on the moment of the request, and the whole list
 // in chunks with a blank slot of fixed width where each remainingMs goes.
-import { hasCountdown } from '../domain/lease-list';
+import { hasCountdown, remainingMsAt } from '../domain/countdown';
 import type { LeaseView } from '../domain/types';
 
 /** Leases per chunk of the assembled list: an update rebuilds only its chunk. */
@@ -29,7 +29,7 @@ export type Chunk = {
 };
 
 /** Time left on a lease's countdown now, or null when it has none (not held, stale, no expiry). */
-export const remainingOf = (entry: Entry, now: number) => (entry.live && entry.expiresAtMs !== null ? Math.max(0, entry.expiresAtMs - now) : null);
+export const remainingOf = (entry: Entry, now: number) => (entry.live && entry.expiresAtMs !== null ? remainingMsAt(entry.expiresAtMs, now) : null);
 
 export function entryOf(view: LeaseView, transitions: number[]): Entry {
   const live = hasCountdown(view.state, view.stale, view.expiresAt !== null);
@@ -63,7 +63,7 @@ export function assemble(entries: ReadonlyMap<string, Entry>, chunk: Chunk, now:
     if (entry.live && entry.expiresAtMs !== null) {
       // Wide enough for the time left now; it only shrinks (unless the clock steps back:
       // then the slot is too narrow and the chunk is assembled again, see leaseListJson).
-      const width = Math.max(4, String(Math.max(0, entry.expiresAtMs - now)).length);
+      const width = Math.max(4, String(remainingMsAt(entry.expiresAtMs, now)).length);
       slots.push({ at: length, width, expiresAtMs: entry.expiresAtMs });
       add(Buffer.alloc(width, ' '));
     } else add(NULL);
@@ -84,7 +84,7 @@ export function wholeList(chunks: Chunk[], now: number): Buffer | null {
     if (i > 0) out[at++] = 0x2c; // ,
     chunk.buf!.copy(out, at);
     for (const slot of chunk.slots) {
-      const digits = String(Math.max(0, slot.expiresAtMs - now));
+      const digits = String(remainingMsAt(slot.expiresAtMs, now));
       if (digits.length > slot.width) {
         chunk.buf = null;
         return null;

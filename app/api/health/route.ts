@@ -2,13 +2,15 @@
 import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { storeHealth } from '@/lib/queries/health';
+import { reply } from '@/lib/api/reply';
+import { healthSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
 export async function GET() {
   try {
     const health = await storeHealth(await getStore());
-    return Response.json(health, { status: health.status === 'ok' ? 200 : 503, headers: { 'Cache-Control': 'no-store' } });
+    return reply(healthSchema, health, { status: health.status === 'ok' ? 200 : 503 });
   } catch (error) {
     return errorResponse(error);
   }

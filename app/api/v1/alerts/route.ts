@@ -6,6 +6,9 @@ import { getStore } from '@/lib/root';
 import { listAlerts } from '@/lib/db/alerts';
 import { errorResponse } from '@/lib/errors';
 
+import { reply } from '@/lib/api/reply';
+import { alertsPageSchema } from '@/lib/domain/schemas';
+
 export const dynamic = 'force-dynamic';
 
 export async function GET(request: Request) {
@@ -13,7 +16,7 @@ export async function GET(request: Request) {
     await requireAccess(request, 'GET /api/v1/alerts');
     const q = parseQuery(alertsQuery, new URL(request.url).searchParams);
     const alerts = await listAlerts(await getStore(), { state: q.state, source: q.source, leaseId: q.lease, ruleType: q.rule, before: q.cursor?.toString(), limit: q.limit });
-    return Response.json({ alerts, nextCursor: alerts.length === (q.limit ?? 100) ? alerts.at(-1)!.id : null }, { headers: { 'Cache-Control': 'no-store' } });
+    return reply(alertsPageSchema, { alerts, nextCursor: alerts.length === (q.limit ?? 100) ? alerts.at(-1)!.id : null });
   } catch (error) {
     return errorResponse(error);
   }

@@ -6,6 +6,8 @@ import { requireAccess } from '@/lib/auth/guard';
 import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { auditPage } from '@/lib/queries/audit';
+import { reply } from '@/lib/api/reply';
+import { auditPageSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -13,7 +15,7 @@ export async function GET(request: Request) {
   try {
     await requireAccess(request, 'GET /api/v1/audit');
     const query = parseQuery(auditQuery, new URL(request.url).searchParams);
-    return Response.json(await auditPage(await getStore(), query), { headers: { 'Cache-Control': 'no-store' } });
+    return reply(auditPageSchema, await auditPage(await getStore(), query));
   } catch (error) {
     return errorResponse(error);
   }

@@ -11,6 +11,8 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { allowedMethods } from '@/lib/api/refusal';
 import { demoStatus, setDemoFaults } from '@/lib/queries/demo';
 import { requireAccess } from '@/lib/auth/guard';
+import { reply } from '@/lib/api/reply';
+import { demoSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -22,7 +24,7 @@ export async function GET(request: Request) {
     guardRequest(request); // a GET that carries a body skips proxy.ts too
     await requireAccess(request, 'GET /api/v1/demo');
     const status = await demoStatus();
-    return Response.json(status ? { running: true, ...status } : { running: false }, { headers: { 'Cache-Control': 'no-store' } });
+    return reply(demoSchema, status ? { running: true, ...status } : { running: false });
   } catch (error) {
     return apiErrorResponse(error);
   }
@@ -34,7 +36,7 @@ export async function POST(request: Request) {
     await requireAccess(request, 'POST /api/v1/demo');
     const body = demoBody.safeParse(json);
     if (!body.success) throw invalidBody('The body must be a JSON object with one field, "faults": true or false.');
-    return Response.json({ running: true, ...(await setDemoFaults(body.data.faults)) }, { headers: { 'Cache-Control': 'no-store' } });
+    return reply(demoSchema, { running: true, ...(await setDemoFaults(body.data.faults)) });
   } catch (error) {
     return apiErrorResponse(error);
   }

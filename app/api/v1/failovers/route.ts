@@ -4,6 +4,8 @@ import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { listFailovers } from '@/lib/queries/leases';
 import { requireAccess } from '@/lib/auth/guard';
+import { reply } from '@/lib/api/reply';
+import { failoverPageSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -13,7 +15,7 @@ export async function GET(request: Request) {
     await requireAccess(request, 'GET /api/v1/failovers');
     const query = parseQuery(failoversQuery, new URL(request.url).searchParams);
     const page = await listFailovers(await getStore(), query);
-    return Response.json(page, { headers: { 'Cache-Control': 'no-store' } });
+    return reply(failoverPageSchema, page);
   } catch (error) {
     return errorResponse(error);
   }

@@ -4,6 +4,8 @@ import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { leaseListReply } from '@/lib/queries/lease-list-reply';
 import { requireAccess } from '@/lib/auth/guard';
+import { checkReplyBytes } from '@/lib/api/reply';
+import { leaseListSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -18,6 +20,8 @@ export async function GET(request: Request) {
     await requireAccess(request, 'GET /api/v1/leases');
     const filter = parseQuery(leasesQuery, new URL(request.url).searchParams);
     const reply = await leaseListReply(await getStore(), filter, started);
+    // Its answer, declared: assembled as bytes around the list's (lib/queries/lease-list-reply.ts), checked as they are.
+    checkReplyBytes(leaseListSchema, reply.body);
     return new Response(reply.body, {
       headers: {
         'Content-Type': 'application/json',

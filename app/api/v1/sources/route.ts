@@ -3,6 +3,8 @@ import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { listSources } from '@/lib/queries/console';
 import { requireAccess } from '@/lib/auth/guard';
+import { reply } from '@/lib/api/reply';
+import { sourcesSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -10,7 +12,7 @@ export const dynamic = 'force-dynamic';
 export async function GET(request: Request) {
   try {
     await requireAccess(request, 'GET /api/v1/sources');
-    return Response.json({ sources: await listSources(await getStore(), getConfig()) }, { headers: { 'Cache-Control': 'no-store' } });
+    return reply(sourcesSchema, { sources: await listSources(await getStore(), getConfig()) });
   } catch (error) {
     return errorResponse(error);
   }

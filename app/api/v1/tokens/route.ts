@@ -7,14 +7,15 @@ import { requireAccess } from '@/lib/auth/guard';
 import { addToken, newTokenBody, usersAndTokens } from '@/lib/auth/manage';
 import { parseBody } from '@/lib/auth/requests';
 import { getStore } from '@/lib/root';
+import { reply } from '@/lib/api/reply';
+import { newTokenSchema, tokensSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
-const headers = { 'Cache-Control': 'no-store' };
 
 export async function GET(request: Request) {
   try {
     await requireAccess(request, 'GET /api/v1/tokens');
-    return Response.json({ tokens: (await usersAndTokens(await getStore())).tokens }, { headers });
+    return reply(tokensSchema, { tokens: (await usersAndTokens(await getStore())).tokens });
   } catch (error) {
     return apiErrorResponse(error);
   }
@@ -25,7 +26,7 @@ export async function POST(request: Request) {
     const json = await readJsonBody(request, { limitBytes: 4096 });
     const principal = (await requireAccess(request, 'POST /api/v1/tokens'))!;
     const body = parseBody(newTokenBody, json, 'The body must be { "name", "role" } with optional "expiresInDays"');
-    return Response.json(await addToken(await getStore(), body, principal), { status: 201, headers });
+    return reply(newTokenSchema, await addToken(await getStore(), body, principal), { status: 201 });
   } catch (error) {
     return apiErrorResponse(error);
   }

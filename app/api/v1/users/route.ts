@@ -7,14 +7,15 @@ import { requireAccess } from '@/lib/auth/guard';
 import { addUser, newUserBody, usersAndTokens } from '@/lib/auth/manage';
 import { parseBody } from '@/lib/auth/requests';
 import { getStore } from '@/lib/root';
+import { reply } from '@/lib/api/reply';
+import { userViewSchema, usersAndTokensSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
-const headers = { 'Cache-Control': 'no-store' };
 
 export async function GET(request: Request) {
   try {
     await requireAccess(request, 'GET /api/v1/users');
-    return Response.json(await usersAndTokens(await getStore()), { headers });
+    return reply(usersAndTokensSchema, await usersAndTokens(await getStore()));
   } catch (error) {
     return apiErrorResponse(error);
   }
@@ -25,7 +26,7 @@ export async function POST(request: Request) {
     const json = await readJsonBody(request, { limitBytes: 8192 });
     await requireAccess(request, 'POST /api/v1/users');
     const body = parseBody(newUserBody, json, 'The body must be { "name", "role", "password" }');
-    return Response.json(await addUser(await getStore(), body), { status: 201, headers });
+    return reply(userViewSchema, await addUser(await getStore(), body), { status: 201 });
   } catch (error) {
     return apiErrorResponse(error);
   }

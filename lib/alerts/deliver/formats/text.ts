@@ -5,6 +5,7 @@
 // `ctl\\x00` for `ctl\x00`), only made printable where they are not yet (a rule's name, a
 // person's text), well-formed, and cut to the receiver's limit between escapes. Each format
 // then escapes for its receiver, once: JSON encoding, and Slack its own (slack.ts).
+import { formatDuration } from '../../../domain/duration';
 import { cutExactText, terminalText } from '../../../domain/display';
 
 /** Printable and well-formed: control, bidi and invisible characters become \uNNNN, and so do lone surrogates. */
@@ -34,7 +35,7 @@ export function absoluteLink(link: string | null, max = 3000): string | null {
 /** "850 ms", "12.5 s", "-1.2 s": margins and gaps for a person. */
 export function formatMs(ms: number | null): string | null {
   if (ms == null || !Number.isFinite(ms)) return null;
-  return Math.abs(ms) < 10_000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+  return formatDuration(ms, { msBelow: 10_000 });
 }
 
 /** JSON that a bigint in an alert's detail cannot break (as a decimal string, like tokens). */

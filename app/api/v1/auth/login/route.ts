@@ -10,6 +10,8 @@ import { parseBody, principalView, signInBody } from '@/lib/auth/requests';
 import { endPreviousSession, signIn } from '@/lib/auth/sign-in';
 import { getConfig } from '@/lib/root';
 import { getStore } from '@/lib/root';
+import { reply } from '@/lib/api/reply';
+import { principalSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -22,7 +24,7 @@ export async function POST(request: Request) {
     // A new session at every sign-in; the one this browser had before ends (no session outlives a sign-in over it).
     await endPreviousSession(store, request.headers);
     const view = principalView({ name: user.name, role: user.role, method: 'password', userId: user.id, tokenId: null, sessionId: null, address });
-    return Response.json(view, { headers: { 'Cache-Control': 'no-store', 'Set-Cookie': sessionCookie(cookieValue, isHttps(request), maxAgeSeconds) } });
+    return reply(principalSchema, view, { headers: { 'Cache-Control': 'no-store', 'Set-Cookie': sessionCookie(cookieValue, isHttps(request), maxAgeSeconds) } });
   } catch (error) {
     return apiErrorResponse(error);
   }

@@ -11,6 +11,8 @@ import { endSession } from '@/lib/auth/session';
 import { getConfig } from '@/lib/root';
 import { getStore } from '@/lib/root';
 import { deleteUserSessions } from '@/lib/db/sessions';
+import { reply } from '@/lib/api/reply';
+import { signedOutSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -29,7 +31,7 @@ export async function POST(request: Request) {
     }
     const headers = new Headers({ 'Cache-Control': 'no-store' });
     for (const cookie of clearedSessionCookies(isHttps(request))) headers.append('Set-Cookie', cookie);
-    return Response.json({ signedIn: false }, { headers });
+    return reply(signedOutSchema, { signedIn: false }, { headers });
   } catch (error) {
     return apiErrorResponse(error);
   }

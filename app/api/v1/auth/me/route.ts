@@ -4,12 +4,14 @@ import { principalView } from '@/lib/auth/requests';
 import { getConfig } from '@/lib/root';
 import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
+import { reply } from '@/lib/api/reply';
+import { principalSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
 export async function GET(request: Request) {
   try {
-    return Response.json(principalView(await authenticate(getStore, getConfig(), request.headers)), { headers: { 'Cache-Control': 'no-store' } });
+    return reply(principalSchema, principalView(await authenticate(getStore, getConfig(), request.headers)));
   } catch (error) {
     return errorResponse(error);
   }

@@ -8,13 +8,15 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { requireAccess } from '@/lib/auth/guard';
 import { getStore } from '@/lib/root';
 import { inboxMessages, receiveInboxMessage } from '@/lib/alerts/demo-inbox';
+import { reply } from '@/lib/api/reply';
+import { demoInboxSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
 export async function GET(request: Request) {
   try {
     await requireAccess(request, 'GET /api/v1/demo/inbox');
-    return Response.json({ messages: inboxMessages() }, { headers: { 'Cache-Control': 'no-store' } });
+    return reply(demoInboxSchema, { messages: inboxMessages() });
   } catch (error) {
     return apiErrorResponse(error);
   }

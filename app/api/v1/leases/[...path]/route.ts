@@ -12,6 +12,8 @@ import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { readLeasePath } from '@/lib/queries/lease-path';
 import { requireAccess } from '@/lib/auth/guard';
+import { reply } from '@/lib/api/reply';
+import { leasePathSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -28,7 +30,7 @@ export async function GET(request: Request, { params }: Params) {
   try {
     await requireAccess(request, 'GET /api/v1/leases/[...path]');
     const path = parseLeasePath((await params).path, new URL(request.url).searchParams);
-    return Response.json(await readLeasePath(await getStore(), path), { headers: { 'Cache-Control': 'no-store' } });
+    return reply(leasePathSchema, await readLeasePath(await getStore(), path));
   } catch (error) {
     return errorResponse(error);
   }

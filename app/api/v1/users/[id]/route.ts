@@ -8,6 +8,8 @@ import { requireAccess } from '@/lib/auth/guard';
 import { changeUser, userChangeBody } from '@/lib/auth/manage';
 import { parseBody } from '@/lib/auth/requests';
 import { getStore } from '@/lib/root';
+import { reply } from '@/lib/api/reply';
+import { userViewSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -16,7 +18,7 @@ export async function PATCH(request: Request, { params }: { params: Promise<{ id
     const json = await readJsonBody(request, { limitBytes: 8192 });
     await requireAccess(request, 'PATCH /api/v1/users/[id]');
     const body = parseBody(userChangeBody, json, 'The body must be an object with "role", "disabled" or "password"');
-    return Response.json(await changeUser(await getStore(), await pathId(params), body), { headers: { 'Cache-Control': 'no-store' } });
+    return reply(userViewSchema, await changeUser(await getStore(), await pathId(params), body));
   } catch (error) {
     return apiErrorResponse(error);
   }

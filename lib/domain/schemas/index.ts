@@ -1,0 +1,7 @@
+// The API's and the stream's shapes, in one place (docs/api.md): objects and route answers.
+export * from './lease';
+export * from './audit';
+export * from './responses';
+export * from './alerts';
+export * from './accounts';
+export * from './demo';
