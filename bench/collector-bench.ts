@@ -2,7 +2,7 @@
 // polled), Redis (keyspace notifications: pushed) and etcd (watch: pushed), polled every
 // second, with a PostgreSQL store. Every lease has a 30 s TTL and is renewed every 10 s by a
 // separate process (bench/collector-load.ts), so 10,000 leases are 1,000 renewals a second,
-// the volume DESIGN.md plans for. For each N it reports:
+// the volumes Leasehold is built for. For each N it reports:
 //   - the time of one full read per source (read, diff, write), p50 and p99;
 //   - the process's CPU, in cores, and per poll round;
 //   - how long a change in a source takes to be visible through the API (published on the

@@ -65,7 +65,7 @@ export function toPublicError(error: unknown, log: (line: string) => void = (lin
   };
 }
 
-/** The JSON error reply of DESIGN.md section 5. */
+/** The JSON error reply of docs/api.md. */
 export function errorResponse(error: unknown, headers?: Record<string, string>): Response {
   const { status, ...body } = toPublicError(error);
   const own = error instanceof RequestError ? error.headers : undefined;

@@ -1,7 +1,7 @@
 // Fetching the JSON API from the browser. Each read names the schema of what it expects
 // (lib/domain/schemas, the routes' own): what comes back is checked against it, so a page
-// never works on a shape it did not ask for. Errors carry the API's own sentence (DESIGN.md
-// section 5: `{ error, message }`), or say plainly that the server could not be reached.
+// never works on a shape it did not ask for. Errors carry the API's own sentence (docs/api.md:
+// `{ error, message }`), or say plainly that the server could not be reached.
 import type { z } from 'zod';
 import { apiErrorSchema } from '@/lib/domain/schemas/responses';
 

@@ -1,4 +1,4 @@
-// What the console's client code receives from the API (DESIGN.md section 5), and the one
+// What the console's client code receives from the API (docs/api.md), and the one
 // thing it adds: where a lease's countdown ends on this browser's own clock.
 import type { LeaseDetailView, LeaseList } from '@/lib/domain/schemas';
 import type { LeaseView } from '@/lib/domain/types';

@@ -1,4 +1,4 @@
-// Force-expire (DESIGN.md section 6): ends a fenced lease now and raises its fencing token in
+// Force-expire (docs/admin-actions.md): ends a fenced lease now and raises its fencing token in
 // the same atomic step, so the old holder's late writes are refused by the fenced store.
 // Operator or admin. An unfenced lease cannot be force-expired (422): force-release it.
 import { forbidden } from '../auth/guard';

@@ -1,4 +1,4 @@
-// Force-release (DESIGN.md section 6): frees a lease. On a fenced lease it raises the token in
+// Force-release (docs/admin-actions.md): frees a lease. On a fenced lease it raises the token in
 // the same step, as force-expire does (operator or admin). On an unfenced lease (ShedLock
 // rows, Redis locks without a fence counter, Postgres advisory locks) nothing can stop the
 // old holder from acting: admin only, and only with acknowledgeUnfenced: true.

@@ -1,4 +1,4 @@
-// The steps every forced action takes (DESIGN.md section 6), in this order:
+// The steps every forced action takes (docs/admin-actions.md), in this order:
 //   1. the lease, as the store last saw it (404 when it has none by that id);
 //   2. the action's own rules (force-expire-lease.ts, force-release-lease.ts): role, fencing,
 //      acknowledgement, and a source still configured — a refusal is audited (403, 422);

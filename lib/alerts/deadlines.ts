@@ -1,4 +1,4 @@
-// Deadline timers (DESIGN.md section 6b): a held lease has a deadline on the collector's
+// Deadline timers (docs/alerts.md): a held lease has a deadline on the collector's
 // monotonic clock (its expiry estimate, plus the estimate's own uncertainty). When it passes
 // and no renewal or release has been seen, the lease is read again at once, alone (the source's
 // readKeys), so that a missed renewal is confirmed now, not at the next poll, and not when the

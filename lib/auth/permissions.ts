@@ -1,4 +1,4 @@
-// What each role may do: the one table (DESIGN.md section 6). Every page, route handler and
+// What each role may do: the one table (docs/admin-actions.md). Every page, route handler and
 // stream asks `can(role, permission)` through lib/auth/guard.ts; tests/integration/
 // role-matrix.test.ts checks every route of the app against lib/auth/route-rules.ts.
 import type { Role } from '../config/auth-schema';

@@ -1,4 +1,4 @@
-// Alerts and the outbox (DESIGN.md section 6b): an alert's change of state and the delivery rows
+// Alerts and the outbox (docs/alerts.md): an alert's change of state and the delivery rows
 // it causes are written in one transaction, so a delivery is never lost and never made for a
 // change that did not happen. At most one alert per rule and subject is open: "openKey" is the
 // fingerprint while firing (unique), NULL once resolved. Raw SQL, the same on PostgreSQL and

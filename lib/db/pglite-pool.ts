@@ -1,6 +1,6 @@
 // A pg.Pool look-alike over an open PGlite, for code written against pg (the lease client,
 // the fenced store, the PostgreSQL source) running in the embedded demo on the store's own
-// PGlite. PGlite is one session (DESIGN.md, "Embedded mode"): every "connection" here is that
+// PGlite. PGlite is one session (docs/architecture.md): every "connection" here is that
 // session, so only single statements are safe through it (which is all that code sends);
 // a transaction must use PGlite's own transaction(), which holds the session for its length.
 // end() leaves the PGlite open: its owner closes it.

@@ -1,4 +1,4 @@
-// The vocabulary of alerts (DESIGN.md section 6b), as types. Pure: no I/O.
+// The vocabulary of alerts (docs/alerts.md), as types. Pure: no I/O.
 //
 // A rule watches leases (or sources) within its scope and raises at most one open alert per
 // rule and subject (a lease, or a source for source_down): the alert's fingerprint names that

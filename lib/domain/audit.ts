@@ -1,4 +1,4 @@
-// The audit log's vocabulary (DESIGN.md section 6): what one entry says, as the API shows it.
+// The audit log's vocabulary (docs/admin-actions.md): what one entry says, as the API shows it.
 // Every admin action writes an entry when it is requested and one with its result. The log is
 // append-only (a trigger) and hash-chained: lib/db/audit-chain.ts holds the canonical form and
 // the hashing, lib/db/audit.ts the table.

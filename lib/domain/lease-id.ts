@@ -24,7 +24,7 @@ export function parseLeaseId(text: string): LeaseId {
 }
 
 /**
- * The id from the segments of a catch-all route, in either form DESIGN.md allows: one
+ * The id from the segments of a catch-all route, in either form docs/api.md allows: one
  * percent-encoded segment ("pg%2Fleases%2Fjob") or plain segments ("pg/leases/job"). Next
  * hands the segments over already decoded (once): "%2F" inside one segment is a "/" by now,
  * and a "%" in a key arrives as itself, so nothing is decoded again here.

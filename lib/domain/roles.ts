@@ -1,4 +1,4 @@
-// The three roles (DESIGN.md section 6): viewer reads, operator acts on fenced leases, admin
+// The three roles (docs/admin-actions.md): viewer reads, operator acts on fenced leases, admin
 // does everything. What each may do is lib/auth/permissions.ts.
 export const ROLES = ['viewer', 'operator', 'admin'] as const;
 export type Role = (typeof ROLES)[number];

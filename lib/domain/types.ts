@@ -1,4 +1,4 @@
-// The vocabulary of DESIGN.md section 1, as types. Pure: no I/O, no framework imports
+// The vocabulary of leases (docs/architecture.md, docs/api.md), as types. Pure: no I/O, no framework imports
 // (enforced by the no-restricted-imports rule in eslint.config.js).
 
 export const BACKENDS = ['postgres', 'redis', 'etcd'] as const;
@@ -45,7 +45,7 @@ export const LEASE_EVENT_TYPES = ['acquired', 'released', 'expired', 'taken_over
 export type Token = bigint;
 
 /**
- * The API's shapes (DESIGN.md section 5, docs/api.md): a candidate or waiter behind the holder,
+ * The API's shapes (docs/api.md): a candidate or waiter behind the holder,
  * a lease, an event. Inferred from their zod schemas (schemas/lease.ts), the one place they are written.
  */
 export type { Candidate, LeaseEventView, LeaseView } from './schemas/lease';

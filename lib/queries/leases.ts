@@ -1,4 +1,4 @@
-// Read models for pages and the API: rows from the store, shaped as DESIGN.md section 5.
+// Read models for pages and the API: rows from the store, shaped as docs/api.md.
 import type { Store } from '../db';
 import { changeEventsSince, changeOfHandsCandidates, findLeaseViews, firstEventAt, readLeaseEvents, readLeaseView, type EventQuery, type LeaseFilter } from '../db/leases';
 import { eventViewOfRow } from '../db/lease-views';

@@ -1,4 +1,4 @@
-// Guarded actions, the backend half (DESIGN.md section 6): force-expire and force-release of
+// Guarded actions, the backend half (docs/admin-actions.md): force-expire and force-release of
 // one lease, each applied as ONE compare-and-set against the holder and token the person saw,
 // so that it never acts on a state nobody saw. This file is the contract, its typed errors and
 // the checks every request passes before any backend is asked (no I/O). The operations are

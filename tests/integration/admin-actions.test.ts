@@ -1,4 +1,4 @@
-// The guarded actions of lib/admin (DESIGN.md section 6) end to end, on the real backends and a
+// The guarded actions of lib/admin (docs/admin-actions.md) end to end, on the real backends and a
 // real store, with nothing mocked: a collector observes each lease into the store, then
 // forceExpireLease / forceReleaseLease act on it as the API route would. What must hold:
 // - an operator's force-expire of a fenced lease raises its token, answers with both tokens and

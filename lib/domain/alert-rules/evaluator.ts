@@ -1,4 +1,4 @@
-// Alert rules, evaluated (DESIGN.md section 6b). Pure: fed, in order, by the transitions the
+// Alert rules, evaluated (docs/alerts.md). Pure: fed, in order, by the transitions the
 // collector already produces (a lease's changes, its renewals, its picture after a read, a
 // source going down or up, a forced action) and by ticks of the observer's monotonic clock; it
 // answers with decisions: raise an alert for a rule and subject, or clear it. Each rule type's

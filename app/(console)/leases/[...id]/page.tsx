@@ -13,7 +13,7 @@ export const dynamic = 'force-dynamic';
 type Props = { params: Promise<{ id: string[] }> };
 
 /**
- * The lease id the URL names, in either form DESIGN.md allows, from the raw path proxy.ts
+ * The lease id the URL names, in either form docs/api.md allows, from the raw path proxy.ts
  * passes on (decoded once, here); without it, from Next's params.
  */
 async function idFrom(params: Props['params']): Promise<{ ok: true; id: string } | { ok: false; input: string; message: string }> {
