@@ -7,6 +7,7 @@ import type { Store } from '../db';
 import type { SourceView } from '../domain/schemas/lease';
 import { leaseCountsBySource } from '../db/leases';
 import { lastDownAt, readSources, type SourceRecord } from '../db/sources';
+import { backendOf } from '../sources/backends';
 
 /** A source as the API shows it (docs/api.md "Source"): lib/domain/schemas/lease.ts. */
 export type SourceRow = SourceView;
@@ -46,7 +47,7 @@ function ensureSourceWatch() {
 export function sourceTarget(source: SourceConfig): string {
   const known = targets.get(source);
   if (known !== undefined) return known;
-  const urls = source.backend === 'postgres' ? [source.url] : source.backend === 'redis' ? source.urls : source.endpoints;
+  const urls = backendOf(source).endpoints(source);
   const secrets = secretsOf({ ...source, username: undefined });
   const target = urls
     .map((url) => {

@@ -1,36 +1,14 @@
-// The guarded actions of a configured source: the one place that knows every backend's
-// (as registry.ts is for reading). Every request is checked here before a backend sees it,
+// The guarded actions of a configured source, each backend's made by its kind's descriptor
+// (lib/sources/backends.ts), as registry.ts makes its reads. Every request is checked here before a backend sees it,
 // every call honours its signal, and every failure that is not a conflict or a refusal leaves
 // as SourceUnavailableError scrubbed of the source's secrets, as its reads' failures do.
-import { namesEmbeddedStore, type SourceConfig } from '../config';
+import type { SourceConfig } from '../config';
 import type { PgPoolLike } from '../db/pg-like';
 import { secretsOf } from '../redact';
-import { createEtcdForce } from './etcd/force';
+import type { BackendForce } from './backend';
+import { backendOf } from './backends';
 import { scrubSourceError, SourceUnavailableError } from './errors';
-import { checkRequest, ForceConflictError, ForceNotPossibleError, type CheckedRequest, type ForceActions, type ForceDone, type ForcePlan } from './force';
-import { createPostgresForce } from './postgres/force';
-import { createRedisForce } from './redis/force';
-
-type BackendForce = {
-  plan(request: CheckedRequest, signal: AbortSignal): Promise<ForcePlan>;
-  execute(request: CheckedRequest, signal: AbortSignal): Promise<ForceDone>;
-  close(): Promise<void>;
-};
-
-function backendForce(config: SourceConfig, embedded: PgPoolLike | null | undefined): BackendForce {
-  switch (config.backend) {
-    case 'postgres': {
-      if (namesEmbeddedStore(config.url) && !embedded) {
-        throw new ForceNotPossibleError('not_supported', `source ${config.name} is the embedded store's database, which is not open in this process`);
-      }
-      return createPostgresForce(config, namesEmbeddedStore(config.url) ? embedded! : undefined);
-    }
-    case 'redis':
-      return createRedisForce(config);
-    case 'etcd':
-      return createEtcdForce(config);
-  }
-}
+import { checkRequest, ForceConflictError, ForceNotPossibleError, type ForceActions } from './force';
 
 /**
  * Runs `work` until it settles or `signal` aborts. Aborted before anything was sent: nothing
@@ -65,7 +43,7 @@ export function forceActionsFor(config: SourceConfig, embedded?: PgPoolLike | nu
   };
   const call = async <T>(signal: AbortSignal, work: (b: BackendForce) => Promise<T>): Promise<T> => {
     try {
-      backend ??= backendForce(config, embedded);
+      backend ??= backendOf(config).createForce(config, { embedded });
       return await until(config.name, signal, () => work(backend!));
     } catch (error) {
       return clean(error);

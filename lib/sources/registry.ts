@@ -1,44 +1,29 @@
-// Builds the configured sources. The only place that knows every backend's adapter.
-import { namesEmbeddedStore, type Config, type SourceConfig } from '../config';
+// Builds the configured sources, each by its kind's descriptor (lib/sources/backends.ts).
+import type { Config, SourceConfig } from '../config';
 import type { PgPoolLike } from '../db/pg-like';
 import { scrub, scrubDeep, secretsOf } from '../redact';
-import { createEtcdSource } from './etcd';
+import type { BackendDescriptor } from './backend';
+import { BACKEND_DESCRIPTORS, backendOf } from './backends';
 import { scrubSourceError } from './errors';
-import { createPostgresSource } from './postgres';
-import { createRedisSource } from './redis';
 import type { Observation } from '../domain/observe';
 import type { ChangeHint, LeaseSource } from './types';
 
 /**
- * `embedded`: the embedded store's database (lib/db/pglite-pool.ts over the store's open
- * PGlite), for a PostgreSQL source whose url names it (`pglite://embedded`, lib/config/schema.ts);
- * null or absent where this process has no embedded store open (a PostgreSQL store, or
- * `leasehold snapshot`), and such a source is then down, saying so.
+ * A configured source, built by its kind's descriptor (lib/sources/backends.ts). `embedded`:
+ * the embedded store's database (lib/db/pglite-pool.ts over the store's open PGlite), for a
+ * PostgreSQL source whose url names it (`pglite://embedded`, lib/config/schema.ts); null or
+ * absent where this process has no embedded store open (a PostgreSQL store, or `leasehold
+ * snapshot`), and such a source is then down, saying so. `backends`: the registered kinds
+ * unless a test hands its own.
  */
-export function createSource(config: SourceConfig, defaultPollMs: number, embedded?: PgPoolLike | null): LeaseSource {
-  switch (config.backend) {
-    case 'postgres':
-      return withoutSecrets(createPostgresSource(config, defaultPollMs, namesEmbeddedStore(config.url) ? (embedded ?? noEmbeddedStore) : undefined), config);
-    case 'redis':
-      return withoutSecrets(createRedisSource(config, defaultPollMs), config);
-    case 'etcd':
-      return withoutSecrets(createEtcdSource(config, defaultPollMs), config);
-  }
+export function createSource(config: SourceConfig, defaultPollMs: number, embedded?: PgPoolLike | null, backends: readonly BackendDescriptor[] = BACKEND_DESCRIPTORS): LeaseSource {
+  return withoutSecrets(backendOf(config, backends).createSource(config, { defaultPollMs, embedded }), config);
 }
 
 /** Every configured source; `embedded` as for createSource. */
 export function createSources(config: Pick<Config, 'sources' | 'pollMs'>, embedded?: PgPoolLike | null): LeaseSource[] {
   return config.sources.map((source) => createSource(source, config.pollMs, embedded));
 }
-
-const NO_EMBEDDED_STORE = 'the embedded store is not open in this process (pglite://embedded is read only by a collector on the embedded store)';
-/** The pool of a source that names the embedded store where none is open: every connection is refused. */
-const noEmbeddedStore: PgPoolLike = {
-  query: () => Promise.reject(new Error(NO_EMBEDDED_STORE)),
-  connect: () => Promise.reject(new Error(NO_EMBEDDED_STORE)),
-  end: async () => {},
-  on: () => undefined,
-};
 
 /**
  * The source, with everything it says that may quote a credential scrubbed of its config's

@@ -1,0 +1,29 @@
+// PostgreSQL as a backend kind (lib/sources/backend.ts): lease tables, ShedLock tables and
+// advisory locks, read by this folder's adapter and acted on by its force.ts.
+import { namesEmbeddedStore, type PostgresSourceConfig } from '../../config';
+import type { PgPoolLike } from '../../db/pg-like';
+import { describeBackend } from '../backend';
+import { ForceNotPossibleError } from '../force';
+import { createPostgresForce } from './force';
+import { createPostgresSource } from './index';
+
+const NO_EMBEDDED_STORE = 'the embedded store is not open in this process (pglite://embedded is read only by a collector on the embedded store)';
+/** The pool of a source that names the embedded store where none is open: every connection is refused. */
+const noEmbeddedStore: PgPoolLike = {
+  query: () => Promise.reject(new Error(NO_EMBEDDED_STORE)),
+  connect: () => Promise.reject(new Error(NO_EMBEDDED_STORE)),
+  end: async () => {},
+  on: () => undefined,
+};
+
+export const postgresBackend = describeBackend<PostgresSourceConfig>({
+  kind: 'postgres',
+  title: 'PostgreSQL',
+  createSource: (config, { defaultPollMs, embedded }) => createPostgresSource(config, defaultPollMs, namesEmbeddedStore(config.url) ? (embedded ?? noEmbeddedStore) : undefined),
+  createForce(config, { embedded }) {
+    if (!namesEmbeddedStore(config.url)) return createPostgresForce(config);
+    if (!embedded) throw new ForceNotPossibleError('not_supported', `source ${config.name} is the embedded store's database, which is not open in this process`);
+    return createPostgresForce(config, embedded);
+  },
+  endpoints: (config) => [config.url],
+});

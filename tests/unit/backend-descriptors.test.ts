@@ -1,0 +1,61 @@
+// A backend kind is one descriptor (lib/sources/backend.ts) in one list (lib/sources/backends.ts):
+// the registry builds its reads, the force registry its actions and the sources page its
+// targets from it, and names no kind. Here a toy backend, an in-memory map, is read and acted
+// on through the same registries by handing them a list with it added.
+import { describe, expect, it } from 'vitest';
+import type { SourceConfig } from '../../lib/config';
+import type { Observation } from '../../lib/domain/observation';
+import { describeBackend, type BackendDescriptor } from '../../lib/sources/backend';
+import { BACKEND_DESCRIPTORS, backendOf } from '../../lib/sources/backends';
+import { createSource } from '../../lib/sources/registry';
+
+type MemoryConfig = { backend: 'memory'; name: string; password: string; leases: Map<string, { holder: string; token: bigint; ttlMs: number }> };
+
+/** The toy backend: its whole descriptor. */
+const memoryBackend: BackendDescriptor = describeBackend<SourceConfig>({
+  kind: 'memory' as SourceConfig['backend'],
+  title: 'In memory',
+  createSource: (entry, { defaultPollMs }) => {
+    const config = entry as unknown as MemoryConfig;
+    return {
+      name: config.name,
+      backend: 'memory' as SourceConfig['backend'],
+      pollMs: defaultPollMs,
+      async snapshot() {
+        if (config.leases.size === 0) throw new Error(`the map of ${config.password} is empty`);
+        const observations: Observation[] = [...config.leases].map(([key, lease]) => ({ key, kind: 'lock', holder: lease.holder, token: lease.token, ttlMs: lease.ttlMs, remainingMs: lease.ttlMs, candidates: [] }));
+        return { observations, status: null };
+      },
+      async close() {},
+    };
+  },
+  createForce: () => {
+    throw new Error('not in this toy');
+  },
+  endpoints: () => ['memory://local'],
+});
+
+describe('backend descriptors', () => {
+  it('each registered kind is there once, with a title', () => {
+    expect(BACKEND_DESCRIPTORS.map((d) => d.kind)).toEqual(['postgres', 'redis', 'etcd']);
+    expect(BACKEND_DESCRIPTORS.map((d) => d.title)).toEqual(['PostgreSQL', 'Redis', 'etcd']);
+  });
+
+  it('a toy backend added to the list is read through the registry like any other, its secrets scrubbed from its errors', async () => {
+    const leases = new Map([['jobs/digest', { holder: 'node-7', token: 42n, ttlMs: 10_000 }]]);
+    const config = { backend: 'memory', name: 'toy', password: 'hunter2-secret', leases } as unknown as SourceConfig;
+    const source = createSource(config, 1_000, undefined, [...BACKEND_DESCRIPTORS, memoryBackend]);
+    expect(source.name).toBe('toy');
+    const read = await source.snapshot(AbortSignal.timeout(1_000));
+    expect(read.observations).toMatchObject([{ key: 'jobs/digest', holder: 'node-7', token: 42n }]);
+    leases.clear();
+    const failure = await source.snapshot(AbortSignal.timeout(1_000)).catch((error: unknown) => error as Error);
+    expect(String(failure)).not.toContain('hunter2-secret');
+  });
+
+  it('a kind nobody registered is refused by name, not read as another', () => {
+    const config = { backend: 'memory', name: 'toy' } as unknown as SourceConfig;
+    expect(() => backendOf(config)).toThrow('source toy: no backend of kind "memory" is registered');
+    expect(backendOf(config, [memoryBackend]).title).toBe('In memory');
+  });
+});
