@@ -1,8 +1,10 @@
 // `leasehold force-expire ID --expect-holder H --expect-token N --reason "…" [--quarantine 15s] [--dry-run] [--json]`
 // and `force-release` alike (with --acknowledge-unfenced for an unfenced lease), over the API
 // of a running Leasehold with LEASEHOLD_TOKEN (an operator's or admin's token).
+import type { ForceAction } from '../../lib/domain/admin-actions';
 import { parseDurationMs } from '../../lib/domain/duration';
 import { terminalText } from '../../lib/domain/display';
+import { apiErrorSchema, forceAnswerSchema } from '../../lib/domain/schemas';
 import { ApiCallError, apiBaseUrl } from './api';
 
 export type ForceFlags = {
@@ -39,7 +41,8 @@ function body(flags: ForceFlags) {
   };
 }
 
-export async function forceCommand(action: 'force-expire' | 'force-release', id: string | undefined, flags: ForceFlags): Promise<number> {
+/** `action`: the name of an admin action (lib/domain/admin-actions.ts), which is its command and its path. */
+export async function forceCommand(action: ForceAction, id: string | undefined, flags: ForceFlags): Promise<number> {
   if (!id) throw new ForceUsageError(`${action} needs a lease id`);
   const request = body(flags);
   const url = `${apiBaseUrl()}/api/v1/leases/${encodeURIComponent(id)}/${action}`;
@@ -55,19 +58,23 @@ export async function forceCommand(action: 'force-expire' | 'force-release', id:
     const cause = (error as { cause?: { code?: string } }).cause;
     throw new ApiCallError(`cannot reach Leasehold at ${apiBaseUrl()} (${cause?.code ?? (error as Error).message}); is it running? Point LEASEHOLD_URL at it.`);
   }
-  const data = (await response.json().catch(() => null)) as Record<string, unknown> | null;
+  const data: unknown = await response.json().catch(() => null);
   if (flags.json) process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
   if (!response.ok) {
-    if (!flags.json) console.error(`leasehold: ${terminalText(String(data?.message ?? `the server answered ${response.status}`))}`);
+    const refusal = apiErrorSchema.pick({ message: true }).safeParse(data);
+    if (!flags.json) console.error(`leasehold: ${terminalText(refusal.success ? refusal.data.message : `the server answered ${response.status}`)}`);
     return response.status === 409 ? 3 : 1;
   }
   if (flags.json) return 0;
-  if (data?.dryRun) {
-    const plan = data.plan as { layout: string; steps: { what: string; statement: string; args: string[] }[] };
+  const parsed = forceAnswerSchema.safeParse(data);
+  if (!parsed.success) throw new ApiCallError(`the answer to ${action} is not what this CLI expects (${terminalText(parsed.error.issues[0]?.message ?? 'unreadable')}); is the server of another version?`);
+  const answer = parsed.data;
+  if ('dryRun' in answer) {
+    const { plan } = answer;
     console.log(`dry run, nothing done: ${action} of ${id} (${plan.layout}) would send:`);
     for (const step of plan.steps) console.log(`\n-- ${step.what}\n${step.statement}\n-- arguments: ${JSON.stringify(step.args)}`);
     return 0;
   }
-  console.log(`${action} of ${id}: token ${data?.previousToken ?? 'none'} -> ${data?.newToken ?? 'none (unfenced)'}; audit entry ${data?.auditId}`);
+  console.log(`${action} of ${id}: token ${answer.previousToken ?? 'none'} -> ${answer.newToken ?? 'none (unfenced)'}; audit entry ${answer.auditId}`);
   return 0;
 }

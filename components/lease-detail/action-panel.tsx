@@ -6,6 +6,7 @@ import Link from 'next/link';
 import { useState } from 'react';
 import { ApiError, sendJson } from '@/components/live/api';
 import type { LeaseDetail } from '@/components/live/types';
+import { actionNamed, actionsFor, ADMIN_ACTIONS } from '@/lib/domain/admin-actions';
 import { forceAnswerSchema, forceChangedSchema } from '@/lib/domain/schemas';
 
 export type LeaseAbilities = { fenced: boolean; unfenced: boolean };
@@ -39,17 +40,19 @@ export function ActionPanel({ lease, abilities }: { lease: LeaseDetail; abilitie
   const [busy, setBusy] = useState(false);
   const [plan, setPlan] = useState<Outcome | null>(null);
   const [result, setResult] = useState<Outcome | null>(null);
-  const [release, setRelease] = useState(!fenced);
+  // The actions of the table (lib/domain/admin-actions.ts) this lease allows; the first is the default.
+  const choices = actionsFor(fenced);
+  const [chosen, setChosen] = useState(choices[0]!.name);
   if (!allowed || (lease.state !== 'held' && !seen)) return null;
   // A fenced lease: expire (the row reads expired) or release (it reads free); both raise the token.
-  const action = release ? 'force-release' : 'force-expire';
-  const label = release ? 'Force-release' : 'Force-expire';
+  const action = actionNamed(chosen, ADMIN_ACTIONS)!;
+  const label = action.title;
 
   if (!seen) {
     return (
       <section className="panel action-panel" aria-label="Admin actions">
         <button className="button danger" type="button" onClick={() => setSeen({ holder: lease.holder ?? '', token: lease.token })}>
-          {fenced ? 'Force-expire…' : 'Force-release…'}
+          {`${choices[0]!.title}…`}
         </button>{' '}
         <span className="muted">{fenced ? 'Ends the lease now and raises its fencing token, so the old holder\'s late writes are refused.' : 'Frees the lease. It is not fenced: the old holder may still act.'}</span>
       </section>
@@ -61,7 +64,7 @@ export function ActionPanel({ lease, abilities }: { lease: LeaseDetail; abilitie
   const ready = reason.trim().length >= 10 && typed === lease.key && (fenced || acknowledged) && !busy && (quarantineMs === undefined || quarantineMs > 0);
   const run = async (dryRun: boolean) => {
     setBusy(true);
-    const outcome = await post(lease.id, action, { ...body, dryRun });
+    const outcome = await post(lease.id, action.name, { ...body, dryRun });
     setBusy(false);
     if (dryRun) setPlan(outcome);
     else setResult(outcome);
@@ -79,12 +82,13 @@ export function ActionPanel({ lease, abilities }: { lease: LeaseDetail; abilitie
         </p>
       )}
       <div className="form">
-        {fenced && (
+        {choices.length > 1 && (
           <label>
             Action
-            <select value={action} onChange={(event) => setRelease(event.target.value === 'force-release')}>
-              <option value="force-expire">force-expire: ends it now, raises the token</option>
-              <option value="force-release">force-release: frees it, raises the token</option>
+            <select value={action.name} onChange={(event) => setChosen(event.target.value)}>
+              {choices.map((row) => (
+                <option key={row.name} value={row.name}>{`${row.name}: ${row.effect}`}</option>
+              ))}
             </select>
           </label>
         )}

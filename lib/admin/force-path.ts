@@ -1,21 +1,21 @@
-// POST /api/v1/leases/{id}/force-expire and /force-release: what the path names, and the
-// answers (docs/api.md). The route (app/api/v1/leases/[...path]/route.ts) stays thin.
+// POST /api/v1/leases/{id}/<action>, for each action of the table (actions.ts): what the path
+// names, and the answers (docs/api.md). The route (app/api/v1/leases/[...path]/route.ts) stays thin.
 import { NotFoundError, leaseIdParam } from '../api/params';
 import { reply } from '../api/reply';
 import { forceChangedSchema, forceDoneSchema, forceDryRunSchema } from '../domain/schemas';
-import type { ForceAction } from '../sources/force';
+import { actionNamed, type AdminActionTable } from '../domain/admin-actions';
+import { ADMIN_ACTIONS, type AdminAction } from './actions';
 import type { ForceOutcome } from './guarded-force';
 import { ChangedSinceSeenError } from './force-request';
 
-const ACTIONS: readonly string[] = ['force-expire', 'force-release'];
-
-/** The lease id and the action of the path's segments; 404 when the path names no action. */
-export function parseForcePath(segments: readonly string[]): { leaseId: string; action: ForceAction } {
-  const last = segments.at(-1);
-  if (segments.length < 2 || last === undefined || !ACTIONS.includes(last)) {
-    throw new NotFoundError('POST goes to /api/v1/leases/{id}/force-expire or /api/v1/leases/{id}/force-release.');
-  }
-  return { leaseId: leaseIdParam(segments.slice(0, -1)), action: last as ForceAction };
+/**
+ * The lease id and the action's row of the path's segments; 404 when the last names no action
+ * of `actions` (the table unless a test hands its own).
+ */
+export function parseForcePath(segments: readonly string[], actions: AdminActionTable<AdminAction> = ADMIN_ACTIONS): { leaseId: string; action: AdminAction } {
+  const action = segments.length < 2 ? null : actionNamed(segments.at(-1), actions);
+  if (!action) throw new NotFoundError(`POST goes to ${Object.keys(actions).map((name) => `/api/v1/leases/{id}/${name}`).join(' or ')}.`);
+  return { leaseId: leaseIdParam(segments.slice(0, -1)), action };
 }
 
 export function forceResponse(outcome: ForceOutcome): Response {

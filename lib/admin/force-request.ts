@@ -1,24 +1,22 @@
-// The body of POST /api/v1/leases/{id}/force-expire and /force-release (docs/api.md), and the
-// errors of a guarded action as the API answers them.
+// The body of POST /api/v1/leases/{id}/<action> (docs/api.md), and the errors of a guarded
+// action as the API answers them. The limits of what the person saw are the contract's
+// (lib/sources/force.ts SEEN_FIELDS): written once, checked here for a 400 before the caller is.
 import { z } from 'zod';
 import { RequestError } from '../errors';
 import type { LeaseView } from '../domain/types';
-import { MAX_EXACT_CHARS, MAX_QUARANTINE_MS } from '../sources/force';
+import { SEEN_FIELDS } from '../sources/force';
 
 export const MIN_REASON_LENGTH = 10;
 
 export const forceBody = z.strictObject({
-  expectedHolder: z.string({ error: 'expected the holder you saw (text)' }).min(1).max(MAX_EXACT_CHARS),
-  expectedToken: z
-    .string({ error: 'expected the token you saw as a decimal string, or null for an unfenced lease' })
-    .regex(/^\d{1,78}$/, { error: 'expected the token you saw as a decimal string of at most 78 digits' })
-    .nullable(),
+  expectedHolder: SEEN_FIELDS.expectedHolder,
+  expectedToken: SEEN_FIELDS.expectedToken,
   reason: z
     .string({ error: 'expected a reason (text)' })
     .trim()
     .min(MIN_REASON_LENGTH, { error: `expected a reason of at least ${MIN_REASON_LENGTH} characters: it is kept in the audit log` })
     .max(2_000),
-  quarantineMs: z.number().int().min(1).max(MAX_QUARANTINE_MS, { error: `expected at most ${MAX_QUARANTINE_MS} ms (an hour)` }).optional(),
+  quarantineMs: SEEN_FIELDS.quarantineMs,
   acknowledgeUnfenced: z.boolean().optional(),
   dryRun: z.boolean().optional(),
 });

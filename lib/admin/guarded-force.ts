@@ -1,6 +1,7 @@
-// The steps every forced action takes (docs/admin-actions.md), in this order:
-//   1. the lease, as the store last saw it (404 when it has none by that id);
-//   2. the action's own rules (force-expire-lease.ts, force-release-lease.ts): role, fencing,
+// The steps every admin action takes (docs/admin-actions.md), for any row of the table
+// (actions.ts), in this order:
+//   1. the lease, as the store last saw it (404 when it has none by that id), read once;
+//   2. the row's rules (actions.ts refusalOf): permission for this lease, fencing,
 //      acknowledgement, and a source still configured — a refusal is audited (403, 422);
 //   3. a dry run stops here with the plan: what would be sent, nothing sent, nothing audited;
 //   4. a `requested` audit entry, before anything is sent to the backend;
@@ -9,9 +10,11 @@
 //   6. a result entry: done (previous and new token), refused 409 (not the state seen: the
 //      answer carries the lease as it is now) or 422, or error (the backend did not answer:
 //      whether it was applied is then unknown, and the entry says so);
-//   7. on success, a force_expired / force_released event in the lease's history;
+//   7. on success, the row's event (force_expired, force_released) in the lease's history;
 //   8. and a force_action alert (lib/alerts/force-alert.ts), if a rule asks for one.
 import { randomUUID } from 'node:crypto';
+import { AuthError } from '../auth/errors';
+import type { Permission } from '../auth/permissions';
 import type { Principal } from '../auth/principal';
 import type { SourceConfig } from '../config';
 import { NotFoundError } from '../api/params';
@@ -24,7 +27,8 @@ import type { Store } from '../db/store';
 import type { LeaseView } from '../domain/types';
 import { logger } from '../log';
 import { SourceUnavailableError } from '../sources/errors';
-import { ForceConflictError, ForceNotPossibleError, type ForceAction, type ForceActions, type ForceDone, type ForcePlan, type ForceRequest } from '../sources/force';
+import { ForceConflictError, ForceNotPossibleError, type ForceActions, type ForceDone, type ForcePlan, type ForceRequest } from '../sources/force';
+import { refusalOf, type AdminAction } from './actions';
 import { forceActionsOf } from './backend-actions';
 import { AuditUnwrittenError, BackendUnavailableError, ChangedSinceSeenError, NotPossibleError, type ForceBody } from './force-request';
 
@@ -43,26 +47,19 @@ export type ForceContext = {
   sources?: readonly SourceConfig[];
   /** The console's address, for the link in a force_action alert (config alerts.publicUrl). */
   publicUrl?: string;
+  /** A permission the principal was already checked for (the route's rule, lib/auth/route-rules.ts): not asked again. */
+  granted?: Permission;
 };
 
 export type ForceOutcome =
   | { dryRun: true; plan: ForcePlan; lease: LeaseView }
   | { dryRun: false; previousToken: string | null; newToken: string | null; auditId: string; lease: LeaseView; detail: Record<string, unknown> };
 
-/** Refuses the action before the backend is touched; audited as `refused` (unless a dry run). */
-export class ActionRefusal extends Error {
-  constructor(readonly error: Error & { status: number }) {
-    super(error.message);
-  }
-}
-
-export type ActionRules = (lease: LeaseView, context: ForceContext) => void;
-
-function auditBase(action: ForceAction, context: ForceContext, requestId: string): Omit<AuditInput, 'phase'> {
+function auditBase(action: AdminAction, context: ForceContext, requestId: string): Omit<AuditInput, 'phase'> {
   const { principal, body, leaseId } = context;
   return {
     requestId,
-    action,
+    action: action.name,
     actor: principal.name,
     actorRole: principal.role,
     authMethod: principal.method,
@@ -76,33 +73,37 @@ function auditBase(action: ForceAction, context: ForceContext, requestId: string
   };
 }
 
-/** Records a refusal that happened before the action began (a 403 from the route's rule). */
-export async function auditRefusal(action: ForceAction, context: ForceContext, error: Error & { status: number }): Promise<void> {
+/**
+ * Records a refusal that happened before the action began (a 403 from the route's rule, or the
+ * row's rules). `lease`: the lease when the caller has read it already; else it is read here.
+ */
+export async function auditRefusal(action: AdminAction, context: ForceContext, error: Error & { status: number }, lease?: LeaseView): Promise<void> {
   if (context.body.dryRun) return;
   // An anonymous visitor is nobody to record, and a lease never observed is nothing: neither
   // may fill the log (each entry takes the table's lock) by asking again and again.
-  if (context.principal.method === 'anonymous' || !(await readLeaseView(context.store, context.leaseId, async () => 0))) return;
+  if (context.principal.method === 'anonymous' || !(lease ?? (await readLeaseView(context.store, context.leaseId, async () => 0)))) return;
   const base = auditBase(action, context, randomUUID());
   await appendAudit(context.store, { ...base, phase: 'requested' });
   await appendAudit(context.store, { ...base, phase: 'refused', status: error.status, detail: { ...(base.detail as object), message: error.message } });
 }
 
-export async function runForceAction(action: ForceAction, context: ForceContext, rules: ActionRules): Promise<ForceOutcome> {
+/** Runs one row of the table (actions.ts) on one lease: the steps at the head of this file. */
+export async function runForceAction(action: AdminAction, context: ForceContext): Promise<ForceOutcome> {
   const { store, leaseId, body } = context;
   const lease = await readLeaseView(store, leaseId, async () => 0);
   if (!lease) throw new NotFoundError(`No lease "${leaseId}" has been observed.`);
   let actions: ForceActions;
   try {
-    rules(lease, context);
+    const refusal = refusalOf(action, lease, context);
+    if (refusal) throw refusal;
     // A lease whose source is no longer configured is refused (422) like the rules refuse: audited.
     actions = forceActionsOf(store, lease.source, context.sources);
   } catch (error) {
-    const refusal = error instanceof ActionRefusal ? error.error : error instanceof NotPossibleError ? error : null;
-    if (refusal === null) throw error;
-    await auditRefusal(action, context, refusal);
-    throw refusal;
+    if (!(error instanceof AuthError || error instanceof NotPossibleError)) throw error;
+    await auditRefusal(action, context, error, lease);
+    throw error;
   }
-  const request: ForceRequest = { action, key: lease.key, expectedHolder: body.expectedHolder, expectedToken: body.expectedToken, quarantineMs: body.quarantineMs };
+  const request: ForceRequest = { action: action.name, key: lease.key, expectedHolder: body.expectedHolder, expectedToken: body.expectedToken, quarantineMs: body.quarantineMs };
   if (body.dryRun) {
     try {
       return { dryRun: true, plan: await actions.plan(request, AbortSignal.timeout(EXECUTE_TIMEOUT_MS)), lease };
@@ -130,7 +131,7 @@ export async function runForceAction(action: ForceAction, context: ForceContext,
   });
   await appendAdminLeaseEvent(store, {
     leaseId,
-    type: action === 'force-expire' ? 'force_expired' : 'force_released',
+    type: action.eventType,
     at: new Date(entry.at),
     previousHolder: body.expectedHolder,
     previousToken: done.previousToken,
@@ -141,7 +142,7 @@ export async function runForceAction(action: ForceAction, context: ForceContext,
   // 8. A force_action alert, for those who want to hear of every forced action.
   await raiseForceAlert(
     store,
-    { lease, action: action === 'force-expire' ? 'force_expired' : 'force_released', actor: context.principal.name, reason: body.reason, previousToken: done.previousToken, newToken: done.newToken, auditId: entry.id.toString() },
+    { lease, action: action.eventType, actor: context.principal.name, reason: body.reason, previousToken: done.previousToken, newToken: done.newToken, auditId: entry.id.toString() },
     context.publicUrl,
   ).catch((error: unknown) => logger('admin').error({ leaseId, error: (error as Error).message }, 'the force_action alert could not be raised'));
   return { dryRun: false, previousToken: done.previousToken, newToken: done.newToken, auditId: entry.id.toString(), lease, detail: done.detail };

@@ -14,14 +14,21 @@
 //   force-release too: on a fenced layout force-release bumps the token exactly as
 //   force-expire does, because freeing a fenced lease without a bump is the one thing fencing
 //   exists to prevent. The two differ only in what the lease looks like afterwards where the
-//   backend can tell the difference (a Postgres lease row: expired, or released).
-// - An unfenced lease cannot be force-expired (ForceNotPossibleError 'unfenced'); it can only
-//   be force-released, by someone who accepts that the old holder may still act.
+//   backend can tell the difference (a Postgres lease row: expired, or released; the row's
+//   `clearsHolder`).
+// - An unfenced lease cannot be force-expired (ForceNotPossibleError 'unfenced': the row is
+//   `fencedOnly`); it can only be force-released, by someone who accepts that the old holder
+//   may still act.
+// The actions are the rows of lib/domain/admin-actions.ts: checkRequest hands the backend the
+// request's row, and a backend branches on its properties, never on an action's name.
 // - plan() changes nothing. It may read the backend to learn the layout and whom the action
 //   would hit; its steps are what execute() sends, never a password or a URL.
+import { z } from 'zod';
+import { ADMIN_ACTIONS, actionNamed, unfencedAlternatives, type AdminActionRow, type AdminActionTable, type ForceAction } from '../domain/admin-actions';
 import { EXACT_TEXT_MAX_BYTES, quotedExactText, unescapeText } from '../domain/display';
 
-export type ForceAction = 'force-expire' | 'force-release';
+/** The actions' names: the table's (lib/domain/admin-actions.ts). */
+export type { ForceAction };
 
 /** The reserved holder that keeps a lease during a quarantine (Consul's lock-delay, done safely). */
 export { QUARANTINE_HOLDER } from '../domain/quarantine';
@@ -31,6 +38,32 @@ export const MAX_QUARANTINE_MS = 3_600_000;
 export const MAX_TOKEN_DIGITS = 78;
 /** A key or holder as Leasehold shows it is at most this long: 1 KiB escaped (4 characters a byte), plus a table name. */
 export const MAX_EXACT_CHARS = 4 * EXACT_TEXT_MAX_BYTES + 256;
+
+/**
+ * The limits of what the person saw, written once: checkRequest checks a request with them,
+ * and the API's body is made of them (lib/admin/force-request.ts), so a body the API took is
+ * never refused here for them, and a request made without the API (the CLI's server, a test)
+ * meets the same limits.
+ */
+export const SEEN_FIELDS = {
+  expectedHolder: z.string({ error: 'expected the holder you saw (text)' }).min(1).max(MAX_EXACT_CHARS),
+  expectedToken: z
+    .string({ error: 'expected the token you saw as a decimal string, or null for an unfenced lease' })
+    .regex(new RegExp(`^\\d{1,${MAX_TOKEN_DIGITS}}$`), { error: `expected the token you saw as a decimal string of at most ${MAX_TOKEN_DIGITS} digits` })
+    .nullable(),
+  quarantineMs: z.number().int().min(1).max(MAX_QUARANTINE_MS, { error: `expected at most ${MAX_QUARANTINE_MS} ms (an hour)` }).optional(),
+};
+
+/** A request's fields besides its action: the lease key as the adapter reports it, and what the person saw. */
+const REQUEST_FIELDS = z.object({
+  key: z
+    .string({ error: 'the lease key is missing' })
+    .min(1, { error: 'the lease key is missing' })
+    .max(MAX_EXACT_CHARS, {
+      error: (issue) => `a lease key as Leasehold reports it has at most ${MAX_EXACT_CHARS} characters (a longer value is shown by its head and digest); got ${String((issue.input as string).length)}`,
+    }),
+  ...SEEN_FIELDS,
+});
 
 export type ForceRequest = {
   action: ForceAction;
@@ -119,32 +152,33 @@ export interface ForceActions {
   close(): Promise<void>;
 }
 
-/** A request that passed checkRequest: its token as a number. */
-export type CheckedRequest = ForceRequest & { token: bigint | null };
+/**
+ * A request that passed checkRequest: its token as a number, and its action's row of the table
+ * (lib/domain/admin-actions.ts). A backend branches on the row's properties (fencedOnly,
+ * clearsHolder), never on the action's name.
+ */
+export type CheckedRequest = ForceRequest & { token: bigint | null; row: AdminActionRow };
 
 const invalid = (message: string) => new ForceNotPossibleError('invalid', message);
 
-/** Checks a request's shape before any backend is asked; ForceNotPossibleError ('invalid', or 'unfenced'). */
-export function checkRequest(request: ForceRequest): CheckedRequest {
-  const { action, key, expectedHolder, expectedToken, quarantineMs } = (request ?? {}) as Partial<ForceRequest>;
-  if (action !== 'force-expire' && action !== 'force-release') throw invalid('the action is force-expire or force-release');
-  if (typeof key !== 'string' || key.length === 0) throw invalid('the lease key is missing');
-  if (key.length > MAX_EXACT_CHARS) {
-    throw invalid(`a lease key as Leasehold reports it has at most ${MAX_EXACT_CHARS} characters (a longer value is shown by its head and digest); got ${key.length}`);
+/**
+ * Checks a request before any backend is asked; ForceNotPossibleError ('invalid', or 'unfenced'
+ * for a fencedOnly action without a token). `actions`: the table (the admin actions unless a test hands its own).
+ */
+export function checkRequest(request: ForceRequest, actions: AdminActionTable = ADMIN_ACTIONS): CheckedRequest {
+  const row = actionNamed((request as Partial<ForceRequest> | null)?.action, actions);
+  if (!row) throw invalid(`the action is ${Object.keys(actions).join(' or ')}`);
+  const parsed = REQUEST_FIELDS.safeParse(request);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw invalid(`${issue.path.join('.')}: ${issue.message}`);
   }
-  if (typeof expectedHolder !== 'string' || expectedHolder.length === 0) throw invalid('the expected holder is missing');
-  if (expectedHolder.length > MAX_EXACT_CHARS) throw invalid(`a holder as Leasehold reports it has at most ${MAX_EXACT_CHARS} characters; got ${expectedHolder.length}`);
-  if (expectedToken !== null && (typeof expectedToken !== 'string' || !/^\d{1,78}$/.test(expectedToken))) {
-    throw invalid(`the expected token is a whole number of at most ${MAX_TOKEN_DIGITS} digits, or null for an unfenced lease`);
-  }
-  if (quarantineMs !== undefined && (!Number.isInteger(quarantineMs) || quarantineMs < 1 || quarantineMs > MAX_QUARANTINE_MS)) {
-    throw invalid(`a quarantine is a whole number of milliseconds from 1 to ${MAX_QUARANTINE_MS}`);
-  }
-  if (action === 'force-expire' && expectedToken === null) {
-    throw new ForceNotPossibleError('unfenced', 'the lease has no fencing token: it cannot be force-expired, only force-released (the old holder may still act)');
+  const { key, expectedHolder, expectedToken, quarantineMs } = parsed.data;
+  if (row.fencedOnly && expectedToken === null) {
+    throw new ForceNotPossibleError('unfenced', `the lease has no fencing token: it cannot be ${row.done}, only ${unfencedAlternatives(actions)} (the old holder may still act)`);
   }
   const token = expectedToken === null ? null : BigInt(expectedToken);
-  return { action, key, expectedHolder, expectedToken: token === null ? null : token.toString(), token, ...(quarantineMs !== undefined ? { quarantineMs } : {}) };
+  return { action: request.action, key, expectedHolder, expectedToken: token === null ? null : token.toString(), token, row, ...(quarantineMs !== undefined ? { quarantineMs } : {}) };
 }
 
 // The long form of exact text: "<head>…[<n> bytes, sha256:<digest>]" (lib/domain/display.ts).

@@ -15,9 +15,9 @@
 // - a backend that does not answer is a 503 and an `error` entry whose outcome is unknown.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forceExpireLease } from '../../lib/admin/force-expire-lease';
+import { ADMIN_ACTIONS } from '../../lib/admin/actions';
 import { ChangedSinceSeenError, type ForceBody } from '../../lib/admin/force-request';
-import { forceReleaseLease } from '../../lib/admin/force-release-lease';
+import { runForceAction, type ForceContext } from '../../lib/admin/guarded-force';
 import { AuthError } from '../../lib/auth/errors';
 import type { Principal } from '../../lib/auth/principal';
 import { verifyAuditChain, type AuditRow } from '../../lib/db/audit';
@@ -30,6 +30,9 @@ import { testCollector } from '../support/collector';
 import { createPostgresDatabase, STORE_KINDS, type TestDatabase } from '../support/databases';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// Each action is a row of lib/admin/actions.ts, run by runForceAction.
+const forceExpireLease = (context: ForceContext) => runForceAction(ADMIN_ACTIONS['force-expire'], context);
+const forceReleaseLease = (context: ForceContext) => runForceAction(ADMIN_ACTIONS['force-release'], context);
 const operator = principal('operator');
 const viewer = principal('viewer');
 const admin = principal('admin', 'token');

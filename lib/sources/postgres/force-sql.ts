@@ -3,7 +3,7 @@
 // same UPDATE, and the same statement reads the row as it was, so a conflict can say what it
 // found. Text only, no I/O: plan() shows these exact statements.
 import { quoteTable } from '../../lease/postgres';
-import type { ForceAction } from '../force';
+import type { AdminActionRow } from '../../domain/admin-actions';
 
 /** What a table statement returns: `done` when the row matched and was changed; else the row as the statement found it. */
 export type ForcedRow = { done: boolean | null; found: boolean | null; previous_token: string | null; new_token: string | null; holder: string | null; token: string | null; live: boolean | null };
@@ -27,13 +27,13 @@ const OUTCOME = `SELECT f.done, f.previous_token, f.new_token, s.found, s.holder
  * The token is raised by one in the same UPDATE. lib/lease grants with `token = token + 1` on
  * a free or expired row and never lowers it, so every later grant is above the new token;
  * the old holder's renew and release compare its token and fail from now on.
- * force-expire leaves the owner (the row reads as expired); force-release clears it as
- * lib/lease's own release does (the row reads as released). With a quarantine the row is
+ * force-expire leaves the owner (the row reads as expired); force-release (its row's
+ * `clearsHolder`) clears it as lib/lease's own release does (the row reads as released). With a quarantine the row is
  * held by the quarantine holder until now() + $4; lib/lease grants nobody a row before it expires.
  */
-export function leaseTableStatement(table: string, withoutZone: Set<string>, action: ForceAction, quarantine: boolean): string {
+export function leaseTableStatement(table: string, withoutZone: Set<string>, action: Pick<AdminActionRow, 'clearsHolder'>, quarantine: boolean): string {
   const t = quoteTable(table);
-  const owner = quarantine ? ', owner = $5' : action === 'force-release' ? ', owner = NULL' : '';
+  const owner = quarantine ? ', owner = $5' : action.clearsHolder ? ', owner = NULL' : '';
   return `WITH seen AS (
     SELECT true AS found, owner::text AS holder, token::text AS token, ${readAt('expires_at', withoutZone)} > now() AS live FROM ${t} WHERE name = $1),
   forced AS (

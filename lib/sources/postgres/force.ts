@@ -8,7 +8,7 @@
 //
 // The connection is the adapter's (connection.ts: one connection, statement and lock
 // timeouts), and a table's layout is checked as the adapter checks it (tables.ts).
-import type { PostgresSourceConfig } from '../../config';
+import type { PostgresSourceConfig } from './config';
 import type { PgPoolClientLike, PgPoolLike } from '../../db/pg-like';
 import { SourceUnavailableError } from '../errors';
 import { exactOf } from '../exact';
@@ -63,12 +63,12 @@ const stateOfRow = (row: Pick<ForcedRow, 'found' | 'holder' | 'token' | 'live'> 
 
 /** The statement and parameters of a table action; ForceNotPossibleError where the layout cannot do it. */
 async function tableAction(state: PostgresSourceState, client: PgPoolClientLike, target: TableTarget, request: CheckedRequest) {
-  if (target.format === 'shedlock' && request.action === 'force-expire') {
+  if (target.format === 'shedlock' && request.row.fencedOnly) {
     throw new ForceNotPossibleError('unfenced', `${target.table} is a ShedLock table: its locks have no fencing token, so they can only be force-released`);
   }
   const withoutZone = await layoutOf(state, client, target.table, target.format);
   const quarantine = request.quarantineMs !== undefined;
-  const text = target.format === 'leasehold' ? leaseTableStatement(target.table, withoutZone, request.action, quarantine) : shedlockStatement(target.table, withoutZone, quarantine);
+  const text = target.format === 'leasehold' ? leaseTableStatement(target.table, withoutZone, request.row, quarantine) : shedlockStatement(target.table, withoutZone, quarantine);
   // The holder as the adapter showed it (exact text) back to the column's text; one no
   // column can hold matches no row.
   const holder = postgresText(bytesOfExact(request.expectedHolder, 'holder'));
@@ -83,7 +83,7 @@ async function planTable(state: PostgresSourceState, client: PgPoolClientLike, t
   const { text, params } = await tableAction(state, client, target, request);
   const fenced = target.format === 'leasehold';
   const what = fenced
-    ? `compare owner, token and expiry, raise the token by one and ${request.quarantineMs ? `hold the row for ${QUARANTINE_HOLDER} for ${request.quarantineMs} ms` : request.action === 'force-release' ? 'clear the owner' : 'expire it now'}, in one UPDATE`
+    ? `compare owner, token and expiry, raise the token by one and ${request.quarantineMs ? `hold the row for ${QUARANTINE_HOLDER} for ${request.quarantineMs} ms` : request.row.clearsHolder ? 'clear the owner' : 'expire it now'}, in one UPDATE`
     : `compare locked_by and expiry and move lock_until to ${request.quarantineMs ? `now + ${request.quarantineMs} ms under ${QUARANTINE_HOLDER}` : 'now'}, in one UPDATE (the row is kept)`;
   return { layout: `${target.format} table`, fenced, steps: [{ what, statement: text, args: params.map(display) }], detail: { table: target.table } };
 }
@@ -116,7 +116,7 @@ async function advisoryHolders(client: PgPoolClientLike, target: AdvisoryTarget,
 }
 
 function checkAdvisory(request: CheckedRequest) {
-  if (request.action === 'force-expire') throw new ForceNotPossibleError('unfenced', 'an advisory lock has no fencing token: it can only be force-released, by ending the session that holds it');
+  if (request.row.fencedOnly) throw new ForceNotPossibleError('unfenced', 'an advisory lock has no fencing token: it can only be force-released, by ending the session that holds it');
   if (request.quarantineMs !== undefined) {
     throw new ForceNotPossibleError('not_supported', 'an advisory lock cannot be quarantined: only a database session can hold one, and Leasehold keeps none open for it');
   }

@@ -16,7 +16,8 @@
 // A Redlock quorum source (several instances) is refused: no compare-and-set spans
 // independent instances, and forcing some of them but not a majority (a holder renewing on
 // one while we delete on another) would leave a state nobody saw and nobody can undo.
-import type { RedisSourceConfig } from '../../config';
+import type { RedisSourceConfig } from './config';
+import { unfencedAlternatives } from '../../domain/admin-actions';
 import { EXACT_TEXT_HEAD_BYTES, EXACT_TEXT_MAX_BYTES } from '../../domain/display';
 import { SourceUnavailableError } from '../errors';
 import { exactOf } from '../exact';
@@ -143,8 +144,8 @@ export function createRedisForce(config: RedisSourceConfig) {
       const { sent, shown } = argumentsOf(config, key, request);
       // The layout: a lock is fenced when its fence counter exists.
       const fenceType = await redis.type(sent[1] as Buffer).catch(failed);
-      if (request.action === 'force-expire' && fenceType === 'none') {
-        throw new ForceNotPossibleError('unfenced', `${shown[0]} has no fence counter (${shown[1]}): it cannot be force-expired, only force-released`);
+      if (request.row.fencedOnly && fenceType === 'none') {
+        throw new ForceNotPossibleError('unfenced', `${shown[0]} has no fence counter (${shown[1]}): it cannot be ${request.row.done}, only ${unfencedAlternatives()}`);
       }
       const fenced = fenceType !== 'none';
       const frees = request.quarantineMs === undefined ? 'DEL the lock' : `SET the lock to ${QUARANTINE_HOLDER} for ${request.quarantineMs} ms`;

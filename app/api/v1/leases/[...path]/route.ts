@@ -1,9 +1,7 @@
 import { getConfig } from '@/lib/root';
 import { changedResponse, forceResponse, parseForcePath } from '@/lib/admin/force-path';
-import { forceExpireLease } from '@/lib/admin/force-expire-lease';
-import { forceReleaseLease } from '@/lib/admin/force-release-lease';
 import { ChangedSinceSeenError, forceBody } from '@/lib/admin/force-request';
-import { auditRefusal } from '@/lib/admin/guarded-force';
+import { auditRefusal, runForceAction } from '@/lib/admin/guarded-force';
 import { readJsonBody } from '@/lib/api/body';
 import { parseLeasePath } from '@/lib/api/params';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
@@ -12,6 +10,7 @@ import { getStore } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { readLeasePath } from '@/lib/queries/lease-path';
 import { requireAccess } from '@/lib/auth/guard';
+import { ROUTE_RULES } from '@/lib/auth/route-rules';
 import { reply } from '@/lib/api/reply';
 import { leasePathSchema } from '@/lib/domain/schemas';
 
@@ -36,20 +35,25 @@ export async function GET(request: Request, { params }: Params) {
   }
 }
 
+const FORCE_ROUTE = 'POST /api/v1/leases/[...path]';
+
 /**
- * POST /api/v1/leases/{id}/force-expire | /force-release  { expectedHolder, expectedToken, reason,
- * quarantineMs?, acknowledgeUnfenced?, dryRun? } (lib/admin). Reads its body itself (lib/api/body.ts).
+ * POST /api/v1/leases/{id}/force-expire | /force-release (each action of lib/admin/actions.ts)
+ * { expectedHolder, expectedToken, reason, quarantineMs?, acknowledgeUnfenced?, dryRun? }.
+ * Reads its body itself (lib/api/body.ts) and checks it (forceBody: the contract's limits,
+ * lib/sources/force.ts SEEN_FIELDS). The route's rule is the one check of its permission: the
+ * action does not ask it again (`granted`). The lease is read once: by the action, or on a 403
+ * here by the audit of the refusal.
  */
 export async function POST(request: Request, { params }: Params) {
   try {
     const { leaseId, action } = parseForcePath((await params).path);
     const body = parseBody(forceBody, await readJsonBody(request, { limitBytes: 64 * 1024 }), 'The body must be { "expectedHolder", "expectedToken", "reason" } with optional "quarantineMs", "acknowledgeUnfenced" and "dryRun"');
     const store = await getStore();
-    const principal = (await requireAccess(request, 'POST /api/v1/leases/[...path]', {
+    const principal = (await requireAccess(request, FORCE_ROUTE, {
       onForbidden: (who, error) => auditRefusal(action, { store, leaseId, body, principal: who }, error),
     }))!;
-    const run = action === 'force-expire' ? forceExpireLease : forceReleaseLease;
-    return forceResponse(await run({ store, leaseId, body, principal, publicUrl: getConfig().alerts?.publicUrl }));
+    return forceResponse(await runForceAction(action, { store, leaseId, body, principal, granted: ROUTE_RULES[FORCE_ROUTE], publicUrl: getConfig().alerts?.publicUrl }));
   } catch (error) {
     return error instanceof ChangedSinceSeenError ? changedResponse(error) : apiErrorResponse(error);
   }
