@@ -1,24 +1,24 @@
 // `leasehold webhooks add|list|test` and `leasehold alerts list`, over the API of a running
 // Leasehold (LEASEHOLD_URL) with LEASEHOLD_TOKEN (an admin's token for webhooks; any reader's
 // for alerts). Human tables by default, the API's own JSON with --json.
-import type { AlertView } from '../../lib/domain/alert-types';
+import type { z } from 'zod';
 import { terminalText } from '../../lib/domain/display';
-import type { WebhookView } from '../../lib/db/webhooks';
-import { apiRequest } from './api';
+import { alertsPageSchema, newWebhookSchema, webhookListSchema, webhookTestSchema } from '../../lib/domain/schemas';
+import { apiAnswer } from './api';
 import { printTable } from './table';
 
 export class AlertsUsageError extends Error {}
 
 export type AlertsFlags = { json: boolean; name?: string; url?: string; format?: string; secret?: string; 'routing-key'?: string; rules?: string; state?: string; source?: string; limit?: string };
 
-type Listed = WebhookView & { deliveries: { pending: number; dead: number; delivered: number } };
+type Listed = z.output<typeof webhookListSchema>['webhooks'][number];
 
 const print = (flags: AlertsFlags, data: unknown, human: () => void) => (flags.json ? process.stdout.write(`${JSON.stringify(data, null, 2)}\n`) : human());
 
 /** A webhook named by id or name. */
 async function findWebhook(which: string | undefined): Promise<Listed> {
   if (!which) throw new AlertsUsageError('name the endpoint by its id or name');
-  const { webhooks } = (await apiRequest('GET', '/api/v1/webhooks')) as { webhooks: Listed[] };
+  const { webhooks } = (await apiAnswer(webhookListSchema, 'GET', '/api/v1/webhooks')).data;
   const found = webhooks.find((w) => w.id === which || w.name === which);
   if (!found) throw new AlertsUsageError(`no endpoint "${terminalText(which)}" (leasehold webhooks list shows them)`);
   return found;
@@ -37,8 +37,8 @@ export async function webhooksCommand(sub: string | undefined, args: string[], f
       ...(flags['routing-key'] ? { routingKey: flags['routing-key'] } : {}),
       ...(flags.rules ? { rules: flags.rules.split(',').map((r) => r.trim()).filter(Boolean) } : {}),
     };
-    const made = (await apiRequest('POST', '/api/v1/webhooks', { body })) as { webhook: WebhookView; secret: string };
-    print(flags, made, () =>
+    const { raw, data: made } = await apiAnswer(newWebhookSchema, 'POST', '/api/v1/webhooks', { body });
+    print(flags, raw, () =>
       process.stdout.write(
         `endpoint ${terminalText(made.webhook.name)} (${made.webhook.format}) → ${terminalText(made.webhook.url)}\nsigning secret: ${made.secret}\nIt is shown this once: give it to the receiver now (it verifies webhook-signature with it).\n`,
       ),
@@ -46,8 +46,9 @@ export async function webhooksCommand(sub: string | undefined, args: string[], f
     return 0;
   }
   if (sub === 'list') {
-    const { webhooks } = (await apiRequest('GET', '/api/v1/webhooks')) as { webhooks: Listed[] };
-    print(flags, { webhooks }, () =>
+    const { raw, data } = await apiAnswer(webhookListSchema, 'GET', '/api/v1/webhooks');
+    const { webhooks } = data;
+    print(flags, raw, () =>
       webhooks.length === 0
         ? process.stdout.write('no endpoints (leasehold webhooks add --name N --url URL)\n')
         : printTable(
@@ -59,8 +60,8 @@ export async function webhooksCommand(sub: string | undefined, args: string[], f
   }
   if (sub === 'test') {
     const webhook = await findWebhook(flags.name ?? args[0]);
-    const result = (await apiRequest('POST', `/api/v1/webhooks/${encodeURIComponent(webhook.id)}/test`, { timeoutMs: 60_000 })) as { outcome: string; status: number | null; latencyMs: number | null; error: string | null };
-    print(flags, result, () =>
+    const { raw, data: result } = await apiAnswer(webhookTestSchema, 'POST', `/api/v1/webhooks/${encodeURIComponent(webhook.id)}/test`, { timeoutMs: 60_000 });
+    print(flags, raw, () =>
       process.stdout.write(
         result.outcome === 'delivered'
           ? `test message delivered to ${terminalText(webhook.name)}: ${result.status} in ${result.latencyMs} ms\n`
@@ -74,8 +75,8 @@ export async function webhooksCommand(sub: string | undefined, args: string[], f
 
 export async function alertsCommand(sub: string | undefined, flags: AlertsFlags): Promise<number> {
   if (sub !== 'list' && sub !== undefined) throw new AlertsUsageError(`unknown alerts subcommand "${terminalText(sub)}" (expected list)`);
-  const data = (await apiRequest('GET', '/api/v1/alerts', { query: { state: flags.state, source: flags.source, limit: flags.limit } })) as { alerts: AlertView[] };
-  print(flags, data, () =>
+  const { raw, data } = await apiAnswer(alertsPageSchema, 'GET', '/api/v1/alerts', { query: { state: flags.state, source: flags.source, limit: flags.limit } });
+  print(flags, raw, () =>
     data.alerts.length === 0
       ? process.stdout.write(flags.state === 'firing' ? 'nothing is firing\n' : 'no alerts\n')
       : printTable(

@@ -1,9 +1,11 @@
 // CLI commands that read the HTTP API of a running Leasehold (LEASEHOLD_URL, default
 // http://127.0.0.1:3000; LEASEHOLD_TOKEN is sent as a bearer token when set). Human tables by
 // default, the API's own JSON with --json.
+import type { z } from 'zod';
 import { formatDuration } from '../../lib/domain/duration';
 import { terminalText } from '../../lib/domain/display';
-import type { LeaseEventView, LeaseView } from '../../lib/domain/types';
+import { apiErrorSchema, eventPageSchema, failoverPageSchema, leaseDetailSchema, leaseListSchema, sourcesSchema } from '../../lib/domain/schemas';
+import type { LeaseEventView } from '../../lib/domain/types';
 import { printTable } from './table';
 
 export class ApiCallError extends Error {
@@ -16,10 +18,10 @@ export function apiBaseUrl(): string {
   return (process.env.LEASEHOLD_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(/\/+$/, '');
 }
 
-const get = (path: string, query: Record<string, string | undefined> = {}) => apiRequest('GET', path, { query });
+type RequestOptions = { query?: Record<string, string | undefined>; body?: unknown; timeoutMs?: number };
 
 /** One call to the API with LEASEHOLD_TOKEN; its JSON answer, or ApiCallError with the server's own sentence. */
-export async function apiRequest(method: string, path: string, options: { query?: Record<string, string | undefined>; body?: unknown; timeoutMs?: number } = {}): Promise<unknown> {
+export async function apiRequest(method: string, path: string, options: RequestOptions = {}): Promise<unknown> {
   const url = new URL(`${apiBaseUrl()}${path}`);
   for (const [name, value] of Object.entries(options.query ?? {})) if (value !== undefined && value !== '') url.searchParams.set(name, value);
   let response: Response;
@@ -40,17 +42,37 @@ export async function apiRequest(method: string, path: string, options: { query?
     throw new ApiCallError(`cannot reach Leasehold at ${apiBaseUrl()} (${reason}); is it running? Point LEASEHOLD_URL at it.`);
   }
   if (response.status === 204) return null;
-  const body = (await response.json().catch(() => null)) as { error?: string; message?: string } | null;
-  if (!response.ok) throw new ApiCallError(body?.message ?? `the server answered ${response.status}`);
+  const body: unknown = await response.json().catch(() => null);
+  if (!response.ok) {
+    const refusal = apiErrorSchema.pick({ message: true }).safeParse(body);
+    throw new ApiCallError(refusal.success ? refusal.data.message : `the server answered ${response.status}`);
+  }
   return body;
 }
+
+/**
+ * apiRequest, its answer checked against the route's schema (lib/domain/schemas, the one the
+ * route declares): `data` as parsed, `raw` as the server sent it (what --json prints). An answer
+ * of another shape (a server of another version) is an ApiCallError naming the first difference.
+ */
+export async function apiAnswer<S extends z.ZodType>(schema: S, method: string, path: string, options: RequestOptions = {}): Promise<{ raw: unknown; data: z.output<S> }> {
+  const raw = await apiRequest(method, path, options);
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return { raw, data: parsed.data };
+  const issue = parsed.error.issues[0];
+  const where = issue ? `${issue.path.join('.') || 'the answer'}: ${issue.message}` : 'unreadable';
+  throw new ApiCallError(`the answer to ${method} ${path} is not what this CLI expects (${terminalText(where)}); is the server of another version?`);
+}
+
+const get = <S extends z.ZodType>(schema: S, path: string, query: Record<string, string | undefined> = {}) => apiAnswer(schema, 'GET', path, { query });
 
 const seconds = (ms: number | null) => (ms === null ? '—' : formatDuration(ms));
 const leasePath = (id: string) => `/api/v1/leases/${encodeURIComponent(id)}`;
 
-// The API's own shapes (docs/api.md): the CLI reads what the console reads.
-type Lease = LeaseView;
+// The API's own shapes (docs/api.md, lib/domain/schemas): the CLI reads what the console reads.
 type Event = LeaseEventView;
+/** GET /api/v1/leases/{id} but its firstSeenAt, which the CLI does not show (nor need from the server). */
+const leaseShown = leaseDetailSchema.omit({ firstSeenAt: true });
 
 const eventRows = (events: Event[]) =>
   events.map((e) => [e.at, e.leaseId, e.type, e.previousHolder ?? '—', e.holder ?? '—', e.token ?? '—', e.gapMs === null ? '—' : seconds(e.gapMs)]);
@@ -60,8 +82,8 @@ export async function apiCommand(command: string, args: string[], flags: Flags):
   const print = (data: unknown, human: () => void) => (flags.json ? process.stdout.write(`${JSON.stringify(data, null, 2)}\n`) : human());
   switch (command) {
     case 'leases': {
-      const data = (await get('/api/v1/leases', { source: flags.source, state: flags.state, q: flags.q, limit: flags.limit })) as { leases: Lease[]; total: number; truncated: boolean };
-      print(data, () => {
+      const { raw, data } = await get(leaseListSchema, '/api/v1/leases', { source: flags.source, state: flags.state, q: flags.q, limit: flags.limit });
+      print(raw, () => {
         printTable(
           ['LEASE', 'KIND', 'STATE', 'HOLDER', 'TOKEN', 'REMAINING', 'QUEUED'],
           data.leases.map((l) => [
@@ -81,8 +103,8 @@ export async function apiCommand(command: string, args: string[], flags: Flags):
     case 'lease': {
       const id = args[0];
       if (!id) throw new ApiCallError('usage: leasehold lease <id>');
-      const lease = (await get(leasePath(id))) as Lease & { events: Event[] };
-      print(lease, () => {
+      const { raw, data: lease } = await get(leaseShown, leasePath(id));
+      print(raw, () => {
         const rows: [string, string][] = [
           ['lease', lease.id],
           ['state', lease.stale ? `${lease.state}, stale (its source cannot be read; last read ${lease.observedAt})` : lease.state],
@@ -104,13 +126,13 @@ export async function apiCommand(command: string, args: string[], flags: Flags):
     case 'events': {
       const id = args[0];
       if (!id) throw new ApiCallError('usage: leasehold events <id> [--since 1h] [--types expired,taken_over]');
-      const page = (await get(`${leasePath(id)}/events`, { since: flags.since, types: flags.types, limit: flags.limit })) as { events: Event[] };
-      print(page, () => printTable(EVENT_HEADERS, eventRows(page.events)));
+      const { raw, data: page } = await get(eventPageSchema, `${leasePath(id)}/events`, { since: flags.since, types: flags.types, limit: flags.limit });
+      print(raw, () => printTable(EVENT_HEADERS, eventRows(page.events)));
       return 0;
     }
     case 'failovers': {
-      const page = (await get('/api/v1/failovers', { since: flags.since, limit: flags.limit })) as { failovers: (Event & { cause: string })[] };
-      print(page, () =>
+      const { raw, data: page } = await get(failoverPageSchema, '/api/v1/failovers', { since: flags.since, limit: flags.limit });
+      print(raw, () =>
         printTable(
           ['AT', 'LEASE', 'CAUSE', 'FROM', 'TO', 'GAP'],
           page.failovers.map((f) => [f.at, f.leaseId, f.cause, f.previousHolder ?? '—', f.holder ?? '—', f.gapMs === null ? '—' : seconds(f.gapMs)]),
@@ -119,8 +141,8 @@ export async function apiCommand(command: string, args: string[], flags: Flags):
       return 0;
     }
     case 'sources': {
-      const data = (await get('/api/v1/sources')) as { sources: { name: string; backend: string; status: string; lastGoodReadAt: string | null; lastError: string | null; leases: number; lastPollMs: number | null }[] };
-      print(data, () =>
+      const { raw, data } = await get(sourcesSchema, '/api/v1/sources');
+      print(raw, () =>
         printTable(
           ['SOURCE', 'BACKEND', 'STATUS', 'LEASES', 'LAST GOOD READ', 'POLL', 'LAST ERROR'],
           data.sources.map((s) => [s.name, s.backend, s.status, String(s.leases), s.lastGoodReadAt ?? '—', s.lastPollMs === null ? '—' : `${s.lastPollMs} ms`, s.lastError ?? '—']),

@@ -5,6 +5,7 @@
 // its delivery log, where a dead delivery can be replayed.
 import { useState } from 'react';
 import type { DeliveryView } from '@/lib/db/deliveries';
+import { changedWebhookSchema, replayedSchema, webhookTestSchema, type WebhookTest } from '@/lib/domain/schemas';
 import type { EndpointRow } from '@/lib/queries/alerts';
 import { Badge } from '../ui/badge';
 import { useNow } from '../live/now';
@@ -12,12 +13,11 @@ import { absolute, When } from '../when';
 import styles from './alerts.module.css';
 import { Breakable } from './breakable';
 import { CardTable } from './card-table';
+import { noContent } from '../live/api';
 import { SaidLine, useAction } from './use-action';
 import { DELIVERY_TONE, humanMs, isRuleType, shown, typeWords } from './words';
 
-type TestOutcome = { outcome: string; status: number | null; latencyMs: number | null; error: string | null };
-
-function testWords(test: TestOutcome): string {
+function testWords(test: WebhookTest): string {
   const parts = [test.outcome, test.status !== null ? `status ${test.status}` : 'no answer', test.latencyMs !== null ? humanMs(test.latencyMs) : null, test.error ? shown(test.error, 300) : null];
   return parts.filter(Boolean).join(' · ');
 }
@@ -81,7 +81,7 @@ function DeliveryLog({ endpoint, replay, busy }: { endpoint: EndpointRow; replay
 
 export function EndpointCard({ endpoint }: { endpoint: EndpointRow }) {
   const { act, said, busy } = useAction();
-  const [test, setTest] = useState<TestOutcome | null>(null);
+  const [test, setTest] = useState<WebhookTest | null>(null);
   const [confirming, setConfirming] = useState(false);
   // The log is open when something in it needs a look (waiting or dead), and after a test.
   const [logOpen, setLogOpen] = useState(endpoint.deliveries.pending > 0 || endpoint.deliveries.dead > 0);
@@ -90,12 +90,12 @@ export function EndpointCard({ endpoint }: { endpoint: EndpointRow }) {
   async function sendTest() {
     setTest(null);
     setLogOpen(true);
-    const answer = (await act('POST', `${base}/test`, undefined, 'Test message sent; it is in the delivery log below.')) as TestOutcome | null;
-    if (answer) setTest(answer);
+    const answer = await act('POST', `${base}/test`, undefined, webhookTestSchema, 'Test message sent; it is in the delivery log below.');
+    if (answer) setTest(answer.data);
   }
   const replay = (delivery: DeliveryView | null) =>
-    void act('POST', `${base}/replay`, delivery ? { deliveryId: delivery.id } : {}, (data) => {
-      const n = (data as { replayed?: number }).replayed ?? 0;
+    void act('POST', `${base}/replay`, delivery ? { deliveryId: delivery.id } : {}, replayedSchema, (data) => {
+      const n = data.replayed;
       return n === 0 ? 'Nothing to replay: it is no longer dead.' : `${n} ${n === 1 ? 'delivery' : 'deliveries'} queued again, due now.`;
     });
   const { pending, dead, delivered } = endpoint.deliveries;
@@ -136,7 +136,7 @@ export function EndpointCard({ endpoint }: { endpoint: EndpointRow }) {
         <button className="button primary" type="button" disabled={busy} onClick={() => void sendTest()}>
           {busy && test === null ? 'Sending…' : 'Send test'}
         </button>
-        <button className="button" type="button" disabled={busy} onClick={() => void act('PATCH', base, { enabled: !endpoint.enabled }, `${endpoint.name} ${endpoint.enabled ? 'disabled: what waits for it stays queued' : 'enabled: what waited for it goes now'}.`)}>
+        <button className="button" type="button" disabled={busy} onClick={() => void act('PATCH', base, { enabled: !endpoint.enabled }, changedWebhookSchema, `${endpoint.name} ${endpoint.enabled ? 'disabled: what waits for it stays queued' : 'enabled: what waited for it goes now'}.`)}>
           {endpoint.enabled ? 'Disable' : 'Enable'}
         </button>
         {dead > 0 ? (
@@ -154,7 +154,7 @@ export function EndpointCard({ endpoint }: { endpoint: EndpointRow }) {
             Delete <strong>{name}</strong> and its delivery log? Alerts will no longer be sent there.
           </p>
           <span className={styles.controls}>
-            <button className="button danger" type="button" disabled={busy} onClick={() => void act('DELETE', base, undefined, `${endpoint.name} deleted.`).then(() => setConfirming(false))}>
+            <button className="button danger" type="button" disabled={busy} onClick={() => void act('DELETE', base, undefined, noContent, `${endpoint.name} deleted.`).then(() => setConfirming(false))}>
               Delete endpoint
             </button>
             <button className="button subtle" type="button" onClick={() => setConfirming(false)}>

@@ -3,6 +3,7 @@
 // makes is in the answer to the POST only: it is shown here once, to be copied now.
 import { useRef, useState, type FormEvent } from 'react';
 import { ALERT_RULE_TYPES } from '@/lib/domain/alert-types';
+import { newWebhookSchema } from '@/lib/domain/schemas';
 import type { EndpointRow } from '@/lib/queries/alerts';
 import styles from './alerts.module.css';
 import { EndpointCard } from './endpoint-card';
@@ -53,9 +54,9 @@ function EndpointForm({ formats }: { formats: readonly string[] }) {
     const name = String(form.get('name') ?? '').trim();
     const routingKey = String(form.get('routingKey') ?? '').trim();
     const body = { name, url: String(form.get('url') ?? '').trim(), format, rules: form.getAll('rules').map(String), ...(format === 'pagerduty' && routingKey ? { routingKey } : {}) };
-    const answer = (await act('POST', '/api/v1/webhooks', body, `Endpoint ${name} added.`)) as { secret?: string } | null;
-    if (answer?.secret) {
-      setMade({ name, secret: answer.secret });
+    const answer = await act('POST', '/api/v1/webhooks', body, newWebhookSchema, `Endpoint ${name} added.`);
+    if (answer) {
+      setMade({ name, secret: answer.data.secret });
       element.reset();
       setFormat('native');
       requestAnimationFrame(() => secretRef.current?.scrollIntoView({ block: 'nearest' }));

@@ -6,6 +6,7 @@ import { useState, type FormEvent } from 'react';
 import { ALERT_RULE_REGISTRY, type AlertRuleModule } from '@/lib/domain/alert-rules';
 import { ALERT_RULE_TYPES, ALERT_SEVERITIES, type AlertRuleType } from '@/lib/domain/alert-types';
 import { parseDurationMs } from '@/lib/domain/duration';
+import { alertRuleViewSchema } from '@/lib/domain/schemas';
 import styles from './alerts.module.css';
 import { SaidLine, useAction } from './use-action';
 import { DURATION_HINT, typeWords } from './words';
@@ -71,7 +72,7 @@ export function RuleForm() {
     if ('error' in read) return setSaid({ ok: false, text: read.error });
     const name = String(form.get('name') ?? '').trim();
     const body = { name, type, severity: form.get('severity'), scope: String(form.get('scope') ?? '').trim() || 'all', params: read.params };
-    if (await act('POST', '/api/v1/alert-rules', body, `Rule ${name} added; it is on.`)) {
+    if (await act('POST', '/api/v1/alert-rules', body, alertRuleViewSchema, `Rule ${name} added; it is on.`)) {
       element.reset();
       setType('missed_renewal'); // the select's first option, as reset left it
     }

@@ -5,6 +5,7 @@
 import type { AlertRuleView } from '@/lib/db/alert-rules';
 import { RULE_DEFAULTS } from '@/lib/domain/alert-rules';
 import { ALERT_SEVERITIES } from '@/lib/domain/alert-types';
+import { alertRuleViewSchema } from '@/lib/domain/schemas';
 import { useState } from 'react';
 import { Badge } from '../ui/badge';
 import styles from './alerts.module.css';
@@ -60,7 +61,7 @@ export function RulesPanel({ rules, manage }: { rules: AlertRuleView[]; manage: 
                       aria-label={`Severity of ${rule.name}`}
                       value={rule.severity}
                       disabled={busy}
-                      onChange={(event) => void act('PATCH', path(rule), { severity: event.target.value }, `${rule.name} is now ${event.target.value}.`)}
+                      onChange={(event) => void act('PATCH', path(rule), { severity: event.target.value }, alertRuleViewSchema, `${rule.name} is now ${event.target.value}.`)}
                     >
                       {ALERT_SEVERITIES.map((severity) => (
                         <option key={severity}>{severity}</option>
@@ -94,7 +95,7 @@ export function RulesPanel({ rules, manage }: { rules: AlertRuleView[]; manage: 
                         type="button"
                         disabled={busy}
                         aria-label={`${rule.enabled ? 'Switch off' : 'Switch on'} ${rule.name}`}
-                        onClick={() => void act('PATCH', path(rule), { enabled: !rule.enabled }, `${rule.name} is ${rule.enabled ? 'off: what it had firing is resolved' : 'on'}.`)}
+                        onClick={() => void act('PATCH', path(rule), { enabled: !rule.enabled }, alertRuleViewSchema, `${rule.name} is ${rule.enabled ? 'off: what it had firing is resolved' : 'on'}.`)}
                       >
                         {rule.enabled ? 'Switch off' : 'Switch on'}
                       </button>

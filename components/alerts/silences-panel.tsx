@@ -4,6 +4,7 @@
 // long, why) and end one early.
 import type { FormEvent } from 'react';
 import { parseDurationMs } from '@/lib/domain/duration';
+import { silenceViewSchema } from '@/lib/domain/schemas';
 import type { SilenceRow } from '@/lib/queries/alerts';
 import { Badge, type BadgeTone } from '../ui/badge';
 import { When } from '../when';
@@ -29,7 +30,7 @@ function SilenceForm() {
     if (reason.length < 10) return setSaid({ ok: false, text: 'Reason: at least 10 characters, so that whoever is paged next knows why.' });
     const ruleType = String(form.get('ruleType') ?? '');
     const body = { scope: String(form.get('scope') ?? '').trim() || 'all', ruleType: ruleType === '' ? null : ruleType, durationMs, reason };
-    if (await act('POST', '/api/v1/silences', body, `Silence added, in force for ${text.trim()}.`)) element.reset();
+    if (await act('POST', '/api/v1/silences', body, silenceViewSchema, `Silence added, in force for ${text.trim()}.`)) element.reset();
   }
   return (
     <details className={styles.adder}>
@@ -101,7 +102,7 @@ export function SilencesPanel({ silences, manage }: { silences: SilenceRow[]; ma
                       silence.state === 'ended' ? (
                         <span className="muted">—</span>
                       ) : (
-                        <button className="button subtle" type="button" disabled={busy} onClick={() => void act('DELETE', `/api/v1/silences/${encodeURIComponent(silence.id)}`, undefined, 'Silence ended: what it held back and still fires is delivered now.')}>
+                        <button className="button subtle" type="button" disabled={busy} onClick={() => void act('DELETE', `/api/v1/silences/${encodeURIComponent(silence.id)}`, undefined, silenceViewSchema, 'Silence ended: what it held back and still fires is delivered now.')}>
                           End now
                         </button>
                       ),

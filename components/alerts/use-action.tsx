@@ -3,6 +3,7 @@
 // checks Origin and Content-Type), its outcome said in a sentence, the page's data read again.
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
+import type { z } from 'zod';
 import { sendJson } from '../settings/send';
 
 export type Said = { ok: boolean; text: string } | null;
@@ -11,10 +12,14 @@ export function useAction() {
   const router = useRouter();
   const [said, setSaid] = useState<Said>(null);
   const [busy, setBusy] = useState(false);
-  /** Sends; on success says `done` (or what it makes of the answer) and refreshes the page. Returns the answer, or null when refused. */
-  async function act(method: string, url: string, body: unknown, done: string | ((data: unknown) => string)): Promise<unknown> {
+  /**
+   * Sends, the answer checked against `schema` (the route's, lib/domain/schemas; `noContent` for
+   * a 204); on success says `done` (or what it makes of the answer) and refreshes the page.
+   * Returns `{ data }`, the answer, or null when refused.
+   */
+  async function act<S extends z.ZodType>(method: string, url: string, body: unknown, schema: S, done: string | ((data: z.output<S>) => string)): Promise<{ data: z.output<S> } | null> {
     setBusy(true);
-    const result = await sendJson(method, url, body);
+    const result = await sendJson(method, url, body, schema);
     setBusy(false);
     if (!result.ok) {
       setSaid({ ok: false, text: result.message });
@@ -22,7 +27,7 @@ export function useAction() {
     }
     setSaid({ ok: true, text: typeof done === 'string' ? done : done(result.data) });
     router.refresh();
-    return result.data ?? {};
+    return { data: result.data };
   }
   return { act, said, setSaid, busy };
 }

@@ -1,7 +1,17 @@
 'use client';
 import { useState, type FormEvent } from 'react';
+import { apiErrorSchema, principalSchema } from '@/lib/domain/schemas';
+import { ApiError, sendJson } from '../live/api';
 
 type Props = { next: string; oidcLabel: string | null; error: string | null; current: string | null };
+
+/** The server's own sentence when it refused, else its status. */
+function refusal(error: unknown): string {
+  if (!(error instanceof ApiError) || error.status === 0) return 'The server cannot be reached.';
+  if (error.code === 'unexpected_answer') return error.message;
+  const said = apiErrorSchema.pick({ message: true }).safeParse(error.body);
+  return said.success ? said.data.message : `Signing in failed (HTTP ${error.status}).`;
+}
 
 /** Name and password, posted to /api/v1/auth/login; then a full load of where the person was going. */
 export function SignInForm({ next, oidcLabel, error, current }: Props) {
@@ -14,19 +24,11 @@ export function SignInForm({ next, oidcLabel, error, current }: Props) {
     setBusy(true);
     setMessage(null);
     try {
-      const response = await fetch('/api/v1/auth/login', {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ name: form.get('name'), password: form.get('password') }),
-      });
-      if (response.ok) {
-        window.location.assign(next);
-        return;
-      }
-      const body = (await response.json().catch(() => null)) as { message?: string } | null;
-      setMessage(body?.message ?? `Signing in failed (HTTP ${response.status}).`);
-    } catch {
-      setMessage('The server cannot be reached.');
+      await sendJson('/api/v1/auth/login', 'POST', { name: form.get('name'), password: form.get('password') }, principalSchema);
+      window.location.assign(next);
+      return;
+    } catch (error) {
+      setMessage(refusal(error));
     }
     setBusy(false);
   }

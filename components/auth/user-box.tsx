@@ -1,6 +1,8 @@
 'use client';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
+import { signedOutSchema } from '@/lib/domain/schemas';
+import { sendJson } from '../live/api';
 
 type Props = { name: string; role: string; signedIn: boolean };
 
@@ -8,8 +10,8 @@ type Props = { name: string; role: string; signedIn: boolean };
 export function UserBox({ name, role, signedIn }: Props) {
   const router = useRouter();
   async function signOut(everywhere: boolean) {
-    const init: RequestInit = everywhere ? { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ everywhere: true }) } : { method: 'POST' };
-    await fetch('/api/v1/auth/logout', init).catch(() => null);
+    // Whatever the answer, the sign-in page is next (a session the server no longer knows is gone too).
+    await sendJson('/api/v1/auth/logout', 'POST', everywhere ? { everywhere: true } : undefined, signedOutSchema).catch(() => null);
     router.replace('/login');
     router.refresh();
   }

@@ -2,7 +2,7 @@
 // (lib/domain/schemas, the routes' own): what comes back is checked against it, so a page
 // never works on a shape it did not ask for. Errors carry the API's own sentence (docs/api.md:
 // `{ error, message }`), or say plainly that the server could not be reached.
-import type { z } from 'zod';
+import { z } from 'zod';
 import { apiErrorSchema } from '@/lib/domain/schemas/responses';
 
 export class ApiError extends Error {
@@ -24,10 +24,18 @@ export function fetchJson<S extends z.ZodType>(path: string, schema: S, signal?:
   return requestJson(path, { signal }, schema);
 }
 
-/** A JSON body sent (POST, PATCH...), the answer checked against `schema` as fetchJson checks it. */
+/**
+ * A JSON body sent (POST, PATCH...), or none when `body` is undefined (DELETE), the answer
+ * checked against `schema` as fetchJson checks it. An answer without content (204) is read as
+ * null: its schema is `noContent`.
+ */
 export function sendJson<S extends z.ZodType>(path: string, method: string, body: unknown, schema: S): Promise<z.output<S>> {
-  return requestJson(path, { method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }, schema);
+  const init: RequestInit = body === undefined ? { method } : { method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
+  return requestJson(path, init, schema);
 }
+
+/** The schema of an answer without content (204: a DELETE done). */
+export const noContent = z.null();
 
 async function requestJson<S extends z.ZodType>(path: string, init: RequestInit, schema: S): Promise<z.output<S>> {
   const { signal } = init;
@@ -38,12 +46,14 @@ async function requestJson<S extends z.ZodType>(path: string, init: RequestInit,
     if (signal?.aborted) throw error;
     throw new ApiError(0, 'unreachable', 'The Leasehold server did not answer. Is it running?');
   }
-  let body: unknown;
-  try {
-    body = await response.json();
-  } catch (error) {
-    if (signal?.aborted) throw error;
-    body = undefined; // not JSON: said below
+  let body: unknown = null; // a 204 has none
+  if (response.status !== 204) {
+    try {
+      body = await response.json();
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      body = undefined; // not JSON: said below
+    }
   }
   if (response.ok) {
     const parsed = schema.safeParse(body);

@@ -1,15 +1,17 @@
-// A JSON request from an admin form to the API; the error's own sentence when refused.
-export async function sendJson(method: string, url: string, body?: unknown): Promise<{ ok: true; data: unknown } | { ok: false; message: string }> {
+// A JSON request from an admin form to the API (none sent when `body` is undefined), its answer
+// checked against the route's schema (lib/domain/schemas; `noContent` for a 204) as every
+// fetch of the console is (components/live/api.ts); the error's own sentence when refused.
+import type { z } from 'zod';
+import { ApiError, sendJson as send } from '../live/api';
+
+export { noContent } from '../live/api';
+
+export type Sent<T> = { ok: true; data: T } | { ok: false; message: string };
+
+export async function sendJson<S extends z.ZodType>(method: string, url: string, body: unknown, schema: S): Promise<Sent<z.output<S>>> {
   try {
-    const response = await fetch(url, {
-      method,
-      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const data = response.status === 204 ? null : ((await response.json().catch(() => null)) as { message?: string } | null);
-    if (!response.ok) return { ok: false, message: data?.message ?? `The server answered ${response.status}.` };
-    return { ok: true, data };
-  } catch {
-    return { ok: false, message: 'The server cannot be reached.' };
+    return { ok: true, data: await send(url, method, body, schema) };
+  } catch (error) {
+    return { ok: false, message: error instanceof ApiError && error.status !== 0 ? error.message : 'The server cannot be reached.' };
   }
 }

@@ -3,7 +3,8 @@ import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import type { ApiTokenView } from '@/lib/db/api-tokens';
 import { NameRoleFields } from './name-role-fields';
-import { sendJson } from './send';
+import { newTokenSchema } from '@/lib/domain/schemas';
+import { noContent, sendJson } from './send';
 
 /** API tokens: make one (shown once), revoke one. */
 export function TokensPanel({ tokens }: { tokens: ApiTokenView[] }) {
@@ -14,15 +15,14 @@ export function TokensPanel({ tokens }: { tokens: ApiTokenView[] }) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const days = Number(form.get('days'));
-    const result = await sendJson('POST', '/api/v1/tokens', { name: form.get('name'), role: form.get('role'), expiresInDays: days > 0 ? days : null });
+    const result = await sendJson('POST', '/api/v1/tokens', { name: form.get('name'), role: form.get('role'), expiresInDays: days > 0 ? days : null }, newTokenSchema);
     if (!result.ok) return setMessage(result.message);
-    const data = result.data as { name: string; token: string };
-    setCreated({ name: data.name, token: data.token });
+    setCreated({ name: result.data.name, token: result.data.token });
     setMessage(null);
     router.refresh();
   }
   async function revoke(token: ApiTokenView) {
-    const result = await sendJson('DELETE', `/api/v1/tokens/${token.id}`);
+    const result = await sendJson('DELETE', `/api/v1/tokens/${token.id}`, undefined, noContent);
     setMessage(result.ok ? `Token ${token.name} revoked.` : result.message);
     if (result.ok) router.refresh();
   }

@@ -4,6 +4,7 @@ import { useState, type FormEvent } from 'react';
 import type { UserView } from '@/lib/db/users';
 import { ROLES } from '@/lib/domain/roles';
 import { NameRoleFields } from './name-role-fields';
+import { userViewSchema } from '@/lib/domain/schemas';
 import { sendJson } from './send';
 
 
@@ -12,7 +13,7 @@ export function UsersPanel({ users, me }: { users: UserView[]; me: string }) {
   const router = useRouter();
   const [message, setMessage] = useState<string | null>(null);
   const act = async (method: string, url: string, body: unknown, done: string) => {
-    const result = await sendJson(method, url, body);
+    const result = await sendJson(method, url, body, userViewSchema);
     setMessage(result.ok ? done : result.message);
     if (result.ok) router.refresh();
   };

@@ -3,7 +3,7 @@
 // `{ error, message }`. Kept apart from lib/errors.ts so that proxy.ts, which uses it, does
 // not load the store's modules.
 
-import { isControl } from '../domain/unprintable';
+import { CONTROL_CHARACTERS } from '../domain/unprintable';
 
 export class RequestRefusedError extends Error {
   constructor(
@@ -21,10 +21,13 @@ export function refusalResponse(refusal: RequestRefusedError): Response {
   return Response.json({ error: refusal.code, message: refusal.message }, { status: refusal.status, headers: { 'Cache-Control': 'no-store', ...refusal.headers } });
 }
 
-/** A value from a request as a message quotes it: at most 60 characters, control characters escaped. */
+const QUOTE_OR_BACKSLASH = /["\\]/g;
+
+/** A value from a request as a message quotes it: at most 60 characters, `"` and `\` escaped with a backslash, control characters as \xNN. */
 export function quoted(value: string): string {
   const cut = value.length > 60 ? `${value.slice(0, 57)}...` : value;
-  const escaped = [...cut].map((c) => (c === '"' || c === '\\' ? `\\${c}` : isControl(c.charCodeAt(0)) ? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}` : c)).join('');
+  // Quotes and backslashes first: the backslash of a \xNN made next is not doubled.
+  const escaped = cut.replace(QUOTE_OR_BACKSLASH, '\\$&').replace(CONTROL_CHARACTERS, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
   return `"${escaped}"`;
 }
 

@@ -4,24 +4,13 @@ import { randomUUID } from 'node:crypto';
 import { type AlertRule, type AlertRuleParams } from '../domain/alert-rules';
 import { formatScope, parseScope } from '../domain/alert-scope';
 import { ALERT_RULE_TYPES, ALERT_SEVERITIES, type AlertRuleType, type AlertScope, type AlertSeverity } from '../domain/alert-types';
+import type { AlertRuleView } from '../domain/schemas/alerts';
 import type { Store } from './store';
 
 type RuleRecord = Awaited<ReturnType<Store['prisma']['alertRule']['findMany']>>[number];
 
-export type AlertRuleView = {
-  id: string;
-  name: string;
-  type: string;
-  severity: string;
-  scope: string;
-  params: Record<string, unknown>;
-  enabled: boolean;
-  builtIn: boolean;
-  createdAt: string;
-  updatedAt: string;
-  /** Why the row cannot be evaluated, or null. */
-  problem: string | null;
-};
+/** A rule as the API shows it: lib/domain/schemas/alerts.ts. */
+export type { AlertRuleView };
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 

@@ -4,24 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import { isSealed, needsResealing, processKeyring, seal, sealedKeyId, SecretUnreadableError, unseal, type Keyring } from './secret-box';
 import type { Store } from './store';
+import type { WebhookView } from '../domain/schemas/webhooks';
 
 export type WebhookRecord = Awaited<ReturnType<Store['prisma']['webhook']['findMany']>>[number];
 
-/** What the API shows of an endpoint: never its secrets or routing key, and its URL without what may be a credential. */
-export type WebhookView = {
-  id: string;
-  name: string;
-  url: string;
-  format: string;
-  rules: string[];
-  enabled: boolean;
-  disabledReason: string | null;
-  /** Two secrets sign while one is being rotated. */
-  secrets: number;
-  hasRoutingKey: boolean;
-  createdAt: string;
-  updatedAt: string;
-};
+/** What the API shows of an endpoint: never its secrets or routing key, and its URL without what may be a credential (lib/domain/schemas/webhooks.ts). */
+export type { WebhookView };
 
 /**
  * A webhook URL as shown: scheme, host, port and the first path segment; the rest, the query

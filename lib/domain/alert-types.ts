@@ -5,9 +5,9 @@
 // pair and stays the same from firing to resolved, so a receiver (PagerDuty's dedup_key,
 // Alertmanager's label set) can pair the two.
 
-// The rule types are the rules listed in lib/domain/alert-rules/registry.ts, one module each.
-import type { AlertRuleType } from './alert-rules/registry';
+import type { AlertView } from './schemas/alerts';
 
+// The rule types are the rules listed in lib/domain/alert-rules/registry.ts, one module each.
 export { ALERT_RULE_TYPES, type AlertRuleType } from './alert-rules/registry';
 
 export const ALERT_SEVERITIES = ['info', 'warning', 'critical'] as const;
@@ -18,36 +18,8 @@ export type AlertStatus = 'firing' | 'resolved';
 /** Which leases a rule watches: every lease, one source's, or lease ids matching a glob (`*` any run of characters). */
 export type AlertScope = { kind: 'all' } | { kind: 'source'; source: string } | { kind: 'lease'; pattern: string };
 
-/** An alert as the API shows it and as every delivery format is built from. */
-export type AlertView = {
-  id: string;
-  /** Stable from firing to resolved: one open alert per rule and subject. 32 hex characters. */
-  fingerprint: string;
-  rule: { id: string; name: string; type: AlertRuleType };
-  severity: AlertSeverity;
-  status: AlertStatus;
-  source: string;
-  /** The lease the alert is about; null for source_down. */
-  leaseId: string | null;
-  leaseKey: string | null;
-  holder: string | null;
-  previousHolder: string | null;
-  /** Fencing tokens as decimal strings (they may exceed 2^53). */
-  token: string | null;
-  previousToken: string | null;
-  ttlMs: number | null;
-  /** Time that was left at the last renewal (late_renewal), or null. */
-  marginMs: number | null;
-  /** Time without a holder in a failover, or null. */
-  gapMs: number | null;
-  /** One line for a human: what happened, to what. */
-  summary: string;
-  startsAt: string;
-  endsAt: string | null;
-  /** Times the condition was seen again while the alert was open. */
-  occurrences: number;
-  detail: Record<string, unknown> | null;
-};
+/** An alert as the API shows it and as every delivery format is built from: lib/domain/schemas/alerts.ts. */
+export type { AlertView };
 
 /** The native webhook body: what happened to which alert, and where to look. */
 export type AlertMessage = {

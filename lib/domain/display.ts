@@ -15,7 +15,7 @@
 // formatting characters (U+202E could make "evil" read as "live" in a table or a terminal),
 // and for "…", which only the long form's marker uses unescaped. Everything else is shown.
 
-import { isUnprintable, unprintableCharacters } from './unprintable';
+import { isUnprintable, UNPRINTABLE_CHARACTERS } from './unprintable';
 
 export const DEFAULT_DISPLAY_CHARS = 200;
 /** Values up to this many bytes are kept whole in their exact text. */
@@ -127,7 +127,7 @@ export function escapeText(value: string): string {
  * backslashes included, stays as it is (an escaped text stays readable, not escaped twice).
  */
 export function terminalText(text: string): string {
-  return text.replace(unprintableCharacters(), (c) => `\\u${hex4(c.charCodeAt(0))}`);
+  return text.replace(UNPRINTABLE_CHARACTERS, (c) => `\\u${hex4(c.charCodeAt(0))}`);
 }
 
 /** How many UTF-16 code units the escape or character at i takes: a "\" starts an escape only when a whole one follows. */

@@ -30,16 +30,27 @@ const u = (code: number) => `\\u${code.toString(16).padStart(4, '0')}`;
 const characterClass = (ranges: readonly (readonly [number, number])[]) => ranges.map(([from, to]) => (from === to ? u(from) : `${u(from)}-${u(to)}`)).join('');
 const inRanges = (ranges: readonly (readonly [number, number])[], code: number) => ranges.some(([from, to]) => code >= from && code <= to);
 
-/** Matches a control character (C0, DEL, C1). */
-export const CONTROL_CHARACTER = new RegExp(`[${characterClass(CONTROLS)}]`);
-
+// Each pattern is built once. The global ones (…S, RUNS) are for String.prototype.replace,
+// which starts from 0 whatever lastIndex holds and leaves it at 0; test() or exec() with a
+// shared global pattern would carry lastIndex from one call to the next: use the non-global
+// ones (CONTROL_CHARACTER, UNPRINTABLE_CHARACTER) to test.
+const CONTROL_CLASS = `[${characterClass(CONTROLS)}]`;
 const UNPRINTABLE_CLASS = `[${characterClass(CONTROLS)}${characterClass(INVISIBLE)}]`;
 
-/** A new global regular expression that finds each unprintable character: controls and invisible ones. */
-export const unprintableCharacters = () => new RegExp(UNPRINTABLE_CLASS, 'g');
+/** Matches a control character (C0, DEL, C1). */
+export const CONTROL_CHARACTER = new RegExp(CONTROL_CLASS);
 
-/** A new global regular expression that finds each run of unprintable characters. */
-export const unprintableRuns = () => new RegExp(`${UNPRINTABLE_CLASS}+`, 'g');
+/** Finds each control character (global: for replace()). */
+export const CONTROL_CHARACTERS = new RegExp(CONTROL_CLASS, 'g');
+
+/** Matches an unprintable character: a control or an invisible one. */
+export const UNPRINTABLE_CHARACTER = new RegExp(UNPRINTABLE_CLASS);
+
+/** Finds each unprintable character (global: for replace()). */
+export const UNPRINTABLE_CHARACTERS = new RegExp(UNPRINTABLE_CLASS, 'g');
+
+/** Finds each run of unprintable characters (global: for replace()). */
+export const UNPRINTABLE_RUNS = new RegExp(`${UNPRINTABLE_CLASS}+`, 'g');
 
 /** A code point that is a control character (C0, DEL, C1). */
 export const isControl = (code: number) => inRanges(CONTROLS, code);

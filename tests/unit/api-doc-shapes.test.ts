@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  alertViewSchema,
   apiErrorSchema,
   auditPageSchema,
   eventPageSchema,
@@ -105,6 +106,12 @@ describe('docs/api.md and lib/domain/schemas say the same', () => {
   it.each(EXPECTED.map(([heading, schema], i) => [i + 1, heading, schema] as const))('example %i (%s) fits its schema', (n, _heading, schema) => {
     const example = examples[n - 1]!;
     expect(misfits(schema, JSON.parse(example.text))).toEqual([]);
+  });
+
+  it('the alert of docs/alerts.md\'s native message is an alert as the API shows it', () => {
+    const native = jsonExamples(readFileSync(path.resolve(import.meta.dirname, '../../docs/alerts.md'), 'utf8')).find((e) => e.heading === 'Endpoints and formats');
+    const message = z.object({ type: z.string(), at: z.string(), alert: z.unknown(), link: z.string().nullable() }).parse(JSON.parse(native!.text));
+    expect(misfits(alertViewSchema, message.alert)).toEqual([]);
   });
 
   it('the stream\'s hello, as the doc shows it', () => {

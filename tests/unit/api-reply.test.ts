@@ -1,5 +1,7 @@
 // A route's answer, declared with its schema (lib/api/reply.ts): sent as the value's own JSON,
 // checked outside production.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { checkReplyBytes, reply, ReplyShapeError } from '../../lib/api/reply';
@@ -31,5 +33,15 @@ describe('reply(schema, value)', () => {
     expect(() => checkReplyBytes(schema, Buffer.from('{"name":"a"}'))).toThrow(ReplyShapeError);
     vi.stubEnv('NODE_ENV', 'production');
     expect(reply(schema, wrong).status).toBe(200);
+  });
+});
+
+describe('every route of app/api declares its answer', () => {
+  it('answers JSON with reply(schema, value), never Response.json of its own (errors go through lib/errors.ts)', () => {
+    const root = path.resolve(import.meta.dirname, '../../app/api');
+    const routes = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('route.ts'));
+    expect(routes.length).toBeGreaterThan(20);
+    const undeclared = routes.filter((file) => /\b(?:Next)?Response\.json\(/.test(readFileSync(path.join(root, file), 'utf8')));
+    expect(undeclared).toEqual([]);
   });
 });

@@ -15,6 +15,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector } from 'undici';
+import { parseAddressRange } from '../../net/address-range';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 type Cidr = [Address, number];
@@ -69,7 +70,9 @@ const defaultLookup: EgressLookup = (hostname) => dnsLookup(hostname, { all: tru
 
 /**
  * The ranges of alerts.allowCidrs, parsed. Each entry is `address/prefix` (IPv4 in four
- * decimal parts, or IPv6); the error names the entry and what is wrong with it.
+ * decimal parts, or IPv6), read by the one parser of ranges (lib/net/address-range.ts, which
+ * reads trustedProxies too); here the prefix length is required. The error names the entry and
+ * what is wrong with it.
  */
 export function validateAllowCidrs(list: readonly string[]): Cidr[] {
   if (!Array.isArray(list)) throw new Error(`${SETTING} must be a list of CIDR ranges such as "10.0.0.0/8" or "fd00::/8"`);
@@ -77,17 +80,15 @@ export function validateAllowCidrs(list: readonly string[]): Cidr[] {
     const where = `${SETTING}[${i}]`;
     if (typeof entry !== 'string') throw new Error(`${where} must be a CIDR range such as "10.0.0.0/8", not ${typeof entry}`);
     const text = entry.trim();
-    const slash = text.indexOf('/');
-    if (slash < 0) {
+    if (!text.includes('/')) {
       throw new Error(`${where} "${entry.slice(0, 80)}" is not a CIDR range: it needs a prefix length (write "${text.slice(0, 60)}/32" for one IPv4 address, "/128" for one IPv6 address)`);
     }
-    const address = text.slice(0, slash);
-    // ipaddr.js also reads "0x7f.1" and "2130706433" as IPv4; a config should say what it means.
-    const valid = isIP(address) === 4 ? ipaddr.IPv4.isValidCIDRFourPartDecimal(text) : isIP(address) === 6 && ipaddr.IPv6.isValidCIDR(text);
-    if (!valid) {
+    // node:net's reading of addresses: no "0x7f.1" or "2130706433" for IPv4 (ipaddr.js takes them; a config should say what it means).
+    const parsed = parseAddressRange(text);
+    if (!('range' in parsed)) {
       throw new Error(`${where} "${entry.slice(0, 80)}" is not a CIDR range: expected an IPv4 or IPv6 address, "/" and a prefix length (0-32 for IPv4, 0-128 for IPv6)`);
     }
-    return [parseAddress(address), Number(text.slice(slash + 1))] as Cidr;
+    return [parseAddress(parsed.range.address), parsed.range.prefix] as Cidr;
   });
 }
 

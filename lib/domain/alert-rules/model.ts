@@ -1,7 +1,8 @@
 // The shapes rule evaluation works on (lib/domain/alert-rules/): a rule as it is stored, what
 // the evaluator is fed, and what it decides. Pure. Each rule type's parameters and defaults are
 // its module's (define.ts, and one file per rule beside it).
-import type { AlertRuleType, AlertScope, AlertSeverity } from '../alert-types';
+import type { AlertRuleType, AlertScope, AlertSeverity, AlertView } from '../alert-types';
+import type { ForceEventType } from '../admin-actions';
 import type { EventType, LeaseKind, LeaseState } from '../types';
 
 /**
@@ -57,18 +58,13 @@ export type AlertInput =
   | { type: 'seen'; lease: LeaseFacts }
   | { type: 'source'; source: string; up: boolean; reason: string | null }
   /** An admin action forced the lease (lib/admin). */
-  | { type: 'forced'; lease: LeaseFacts; action: 'force_expired' | 'force_released'; actor: string; reason: string; previousToken: string | null; newToken: string | null; auditId: string | null };
+  | { type: 'forced'; lease: LeaseFacts; action: ForceEventType; actor: string; reason: string; previousToken: string | null; newToken: string | null; auditId: string | null };
 
 export type AlertSubject = { source: string; leaseId: string | null; leaseKey: string | null };
 
-export type AlertFacts = {
-  holder: string | null;
-  previousHolder: string | null;
-  token: string | null;
-  previousToken: string | null;
-  ttlMs: number | null;
-  marginMs: number | null;
-  gapMs: number | null;
+/** What a raised alert says about its subject: the AlertView's facts (lib/domain/schemas/alerts.ts), and the rule's own detail. */
+export type AlertFacts = Pick<AlertView, 'holder' | 'previousHolder' | 'token' | 'previousToken' | 'ttlMs' | 'marginMs' | 'gapMs'> & {
+  /** The rule's own figures (a flapping rule's count, a force action's actor...), or null. */
   detail: Record<string, unknown> | null;
 };
 

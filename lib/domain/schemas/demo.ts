@@ -27,22 +27,24 @@ export const demoStatusSchema = z.object({
 /** GET and POST /api/v1/demo */
 export const demoSchema = z.discriminatedUnion('running', [z.object({ running: z.literal(false) }), demoStatusSchema.extend({ running: z.literal(true) })]);
 
-/** GET /api/v1/demo/inbox: what the demo's receiver took, newest first. */
-export const demoInboxSchema = z.object({
-  messages: z.array(
-    z.object({
-      id: z.string(),
-      receivedAt: isoTime,
-      verified: z.boolean(),
-      problem: z.string().nullable(),
-      type: z.string().nullable(),
-      rule: z.string().nullable(),
-      severity: z.string().nullable(),
-      summary: z.string().nullable(),
-      leaseId: z.string().nullable(),
-      delayMs: z.number().nullable(),
-    }),
-  ),
+/** One message the demo's receiver took (lib/alerts/demo-inbox.ts). */
+export const inboxMessageSchema = z.object({
+  id: z.string(),
+  receivedAt: isoTime,
+  /** The signature checked out with the endpoint's secret, and the timestamp was recent. */
+  verified: z.boolean(),
+  problem: z.string().nullable(),
+  type: z.string().nullable(),
+  rule: z.string().nullable(),
+  severity: z.string().nullable(),
+  summary: z.string().nullable(),
+  leaseId: z.string().nullable(),
+  /** From the alert's start to its arrival here, for a firing message. */
+  delayMs: z.number().nullable(),
 });
 
+/** GET /api/v1/demo/inbox: what the demo's receiver took, newest first. */
+export const demoInboxSchema = z.object({ messages: z.array(inboxMessageSchema) });
+
 export type DemoStatus = z.infer<typeof demoStatusSchema>;
+export type InboxMessage = z.infer<typeof inboxMessageSchema>;

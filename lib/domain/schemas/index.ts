@@ -3,5 +3,6 @@ export * from './lease';
 export * from './audit';
 export * from './responses';
 export * from './alerts';
+export * from './webhooks';
 export * from './accounts';
 export * from './demo';

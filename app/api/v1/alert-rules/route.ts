@@ -8,14 +8,15 @@ import { requireAccess } from '@/lib/auth/guard';
 import { parseBody } from '@/lib/auth/requests';
 import { getStore } from '@/lib/root';
 import { listRuleViews } from '@/lib/db/alert-rules';
+import { reply } from '@/lib/api/reply';
+import { alertRulesSchema, alertRuleViewSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
-const headers = { 'Cache-Control': 'no-store' };
 
 export async function GET(request: Request) {
   try {
     await requireAccess(request, 'GET /api/v1/alert-rules');
-    return Response.json({ rules: await listRuleViews(await getStore()) }, { headers });
+    return reply(alertRulesSchema, { rules: await listRuleViews(await getStore()) });
   } catch (error) {
     return apiErrorResponse(error);
   }
@@ -26,7 +27,7 @@ export async function POST(request: Request) {
     const json = await readJsonBody(request, { limitBytes: 8192 });
     await requireAccess(request, 'POST /api/v1/alert-rules');
     const body = parseBody(newRuleBody, json, 'The body must be { "name", "type" } with optional "severity", "scope", "params" and "enabled"');
-    return Response.json(await addRule(await getStore(), body), { status: 201, headers });
+    return reply(alertRuleViewSchema, await addRule(await getStore(), body), { status: 201 });
   } catch (error) {
     return apiErrorResponse(error);
   }

@@ -8,14 +8,15 @@ import { requireAccess } from '@/lib/auth/guard';
 import { parseBody } from '@/lib/auth/requests';
 import { getStore } from '@/lib/root';
 import { listSilences } from '@/lib/db/silences';
+import { reply } from '@/lib/api/reply';
+import { silencesSchema, silenceViewSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
-const headers = { 'Cache-Control': 'no-store' };
 
 export async function GET(request: Request) {
   try {
     await requireAccess(request, 'GET /api/v1/silences');
-    return Response.json({ silences: await listSilences(await getStore()) }, { headers });
+    return reply(silencesSchema, { silences: await listSilences(await getStore()) });
   } catch (error) {
     return apiErrorResponse(error);
   }
@@ -26,7 +27,7 @@ export async function POST(request: Request) {
     const json = await readJsonBody(request, { limitBytes: 8192 });
     const principal = (await requireAccess(request, 'POST /api/v1/silences'))!;
     const body = parseBody(newSilenceBody, json, 'The body must be { "scope", "reason" } with "endsAt" or "durationMs", and optional "ruleType" and "startsAt"');
-    return Response.json(await addSilence(await getStore(), body, principal.name), { status: 201, headers });
+    return reply(silenceViewSchema, await addSilence(await getStore(), body, principal.name), { status: 201 });
   } catch (error) {
     return apiErrorResponse(error);
   }

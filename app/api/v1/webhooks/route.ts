@@ -11,16 +11,17 @@ import { getConfig } from '@/lib/root';
 import { getStore } from '@/lib/root';
 import { deliveryCounts } from '@/lib/db/deliveries';
 import { listWebhooks } from '@/lib/db/webhooks';
+import { reply } from '@/lib/api/reply';
+import { newWebhookSchema, webhookListSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
-const headers = { 'Cache-Control': 'no-store' };
 
 export async function GET(request: Request) {
   try {
     await requireAccess(request, 'GET /api/v1/webhooks');
     const store = await getStore();
     const [webhooks, counts] = await Promise.all([listWebhooks(store), deliveryCounts(store)]);
-    return Response.json({ webhooks: webhooks.map((w) => ({ ...w, deliveries: counts.get(w.id) ?? { pending: 0, dead: 0, delivered: 0 } })) }, { headers });
+    return reply(webhookListSchema, { webhooks: webhooks.map((w) => ({ ...w, deliveries: counts.get(w.id) ?? { pending: 0, dead: 0, delivered: 0 } })) });
   } catch (error) {
     return apiErrorResponse(error);
   }
@@ -31,7 +32,7 @@ export async function POST(request: Request) {
     const json = await readJsonBody(request, { limitBytes: 8192 });
     await requireAccess(request, 'POST /api/v1/webhooks');
     const body = parseBody(newWebhookBody, json, 'The body must be { "name", "url" } with optional "format", "secret", "routingKey" and "rules"');
-    return Response.json(await addWebhook(await getStore(), getConfig().alerts, body), { status: 201, headers });
+    return reply(newWebhookSchema, await addWebhook(await getStore(), getConfig().alerts, body), { status: 201 });
   } catch (error) {
     return apiErrorResponse(error);
   }

@@ -10,6 +10,8 @@ import { requireAccess } from '@/lib/auth/guard';
 import { parseBody } from '@/lib/auth/requests';
 import { getConfig } from '@/lib/root';
 import { getStore } from '@/lib/root';
+import { reply } from '@/lib/api/reply';
+import { alertRuleViewSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 type Context = { params: Promise<{ id: string }> };
@@ -19,7 +21,7 @@ export async function PATCH(request: Request, { params }: Context) {
     const json = await readJsonBody(request, { limitBytes: 8192 });
     await requireAccess(request, 'PATCH /api/v1/alert-rules/[id]');
     const change = parseBody(ruleChangeBody, json, 'The body may hold "name", "severity", "scope", "params" and "enabled"');
-    return Response.json(await changeRule(await getStore(), getConfig().alerts, await pathId(params), change), { headers: { 'Cache-Control': 'no-store' } });
+    return reply(alertRuleViewSchema, await changeRule(await getStore(), getConfig().alerts, await pathId(params), change));
   } catch (error) {
     return apiErrorResponse(error);
   }

@@ -6,6 +6,8 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { stopSilence } from '@/lib/alerts/manage';
 import { requireAccess } from '@/lib/auth/guard';
 import { getStore } from '@/lib/root';
+import { reply } from '@/lib/api/reply';
+import { silenceViewSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -13,7 +15,7 @@ export async function DELETE(request: Request, { params }: { params: Promise<{ i
   try {
     guardRequest(request);
     await requireAccess(request, 'DELETE /api/v1/silences/[id]');
-    return Response.json(await stopSilence(await getStore(), await pathId(params)), { headers: { 'Cache-Control': 'no-store' } });
+    return reply(silenceViewSchema, await stopSilence(await getStore(), await pathId(params)));
   } catch (error) {
     return apiErrorResponse(error);
   }

@@ -14,6 +14,8 @@ import { getConfig } from '@/lib/root';
 import { getStore } from '@/lib/root';
 import { listDeliveries } from '@/lib/db/deliveries';
 import { getWebhook } from '@/lib/db/webhooks';
+import { reply } from '@/lib/api/reply';
+import { changedWebhookSchema, webhookDetailSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 const headers = { 'Cache-Control': 'no-store' };
@@ -26,7 +28,7 @@ export async function GET(request: Request, { params }: Context) {
     const id = await pathId(params);
     const webhook = await getWebhook(store, id);
     if (!webhook) throw new AlertManageError(404, 'not_found', 'No such endpoint.');
-    return Response.json({ webhook, deliveries: await listDeliveries(store, { webhookId: id, limit: 100 }) }, { headers });
+    return reply(webhookDetailSchema, { webhook, deliveries: await listDeliveries(store, { webhookId: id, limit: 100 }) });
   } catch (error) {
     return apiErrorResponse(error);
   }
@@ -37,7 +39,7 @@ export async function PATCH(request: Request, { params }: Context) {
     const json = await readJsonBody(request, { limitBytes: 8192 });
     await requireAccess(request, 'PATCH /api/v1/webhooks/[id]');
     const change = parseBody(webhookChangeBody, json, 'The body may hold "name", "url", "format", "rules", "enabled", "routingKey", "rotateSecret" and "retirePreviousSecret"');
-    return Response.json(await changeWebhook(await getStore(), getConfig().alerts, await pathId(params), change), { headers });
+    return reply(changedWebhookSchema, await changeWebhook(await getStore(), getConfig().alerts, await pathId(params), change));
   } catch (error) {
     return apiErrorResponse(error);
   }

@@ -8,6 +8,8 @@ import { replayBody, replayDeliveries } from '@/lib/alerts/manage';
 import { requireAccess } from '@/lib/auth/guard';
 import { parseBody } from '@/lib/auth/requests';
 import { getStore } from '@/lib/root';
+import { reply } from '@/lib/api/reply';
+import { replayedSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -16,7 +18,7 @@ export async function POST(request: Request, { params }: { params: Promise<{ id:
     const json = (await readOptionalJsonBody(request, { limitBytes: 1024 })) ?? {};
     await requireAccess(request, 'POST /api/v1/webhooks/[id]/replay');
     const body = parseBody(replayBody, json, 'The body must be {} (every dead delivery) or { "deliveryId" }');
-    return Response.json(await replayDeliveries(await getStore(), await pathId(params), body.deliveryId ?? null), { headers: { 'Cache-Control': 'no-store' } });
+    return reply(replayedSchema, await replayDeliveries(await getStore(), await pathId(params), body.deliveryId ?? null));
   } catch (error) {
     return apiErrorResponse(error);
   }

@@ -8,6 +8,8 @@ import { sendTestMessage } from '@/lib/alerts/manage';
 import { requireAccess } from '@/lib/auth/guard';
 import { getConfig } from '@/lib/root';
 import { getStore } from '@/lib/root';
+import { reply } from '@/lib/api/reply';
+import { webhookTestSchema } from '@/lib/domain/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -15,7 +17,7 @@ export async function POST(request: Request, { params }: { params: Promise<{ id:
   try {
     guardRequest(request);
     const principal = (await requireAccess(request, 'POST /api/v1/webhooks/[id]/test'))!;
-    return Response.json(await sendTestMessage(await getStore(), getConfig().alerts, await pathId(params), principal.name), { headers: { 'Cache-Control': 'no-store' } });
+    return reply(webhookTestSchema, await sendTestMessage(await getStore(), getConfig().alerts, await pathId(params), principal.name));
   } catch (error) {
     return apiErrorResponse(error);
   }
