@@ -40,6 +40,10 @@ const LEASE_FORBIDDEN = {
   ],
 };
 
+// lib reads the time only through lib/time (a Clock handed in, or systemClock), so that its
+// tests can run on a clock they move by hand. lib/lease stands alone and keeps its own reads.
+const TIME_MESSAGE = 'lib reads the time through lib/time/clock.ts: a Clock handed in (clock.wall(), clock.mono()), or systemClock.';
+
 export default tseslint.config(
   {
     ignores: ['.next/**', 'node_modules/**', 'lib/generated/**', 'next-env.d.ts', '.leasehold/**', 'test-results/**', 'playwright-report/**', '.scratch/**', 'bench/out/**'],
@@ -73,5 +77,17 @@ export default tseslint.config(
     files: ['lib/lease/**/*.ts'],
     ignores: ['lib/lease/**/*.test.ts'],
     rules: { 'no-restricted-imports': ['error', LEASE_FORBIDDEN] },
+  },
+  {
+    files: ['lib/**/*.{ts,tsx}'],
+    ignores: ['lib/time/**', 'lib/lease/**', '**/*.test.ts', '**/*.test.tsx'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: TIME_MESSAGE },
+        { object: 'performance', property: 'now', message: TIME_MESSAGE },
+      ],
+      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: TIME_MESSAGE }],
+    },
   },
 );

@@ -10,6 +10,7 @@ import { MigrationError } from './db/migrate';
 import { toPublicError } from './errors';
 import { logger } from './log';
 import { retrying } from './time/retry';
+import { systemClock } from './time/clock';
 
 const log = () => logger('boot');
 
@@ -34,7 +35,7 @@ export async function boot(): Promise<void> {
   installShutdown();
   // Boot waits for the first attempt (and what follows a good one); later attempts run on
   // their own while the server serves.
-  await new Promise<void>((attempted) => void startWithStore(config, Date.now(), attempted).finally(attempted));
+  await new Promise<void>((attempted) => void startWithStore(config, systemClock.wall(), attempted).finally(attempted));
 }
 
 /**
@@ -50,7 +51,7 @@ async function startWithStore(config: Config, startedAt: number, attempted: () =
     async () => {
       const store = await getStore();
       const status = await store.migrationStatus();
-      log().info(`store ready in ${Date.now() - startedAt} ms: ${status.applied.length} of ${status.known.length} migrations applied`);
+      log().info(`store ready in ${systemClock.wall() - startedAt} ms: ${status.applied.length} of ${status.known.length} migrations applied`);
       return store;
     },
     {

@@ -10,26 +10,16 @@ import type { Store } from '../db';
 import { SecretUnreadableError } from '../db/secret-box';
 import { createWebhook, getWebhookForSending, listWebhooks, updateWebhook } from '../db/webhooks';
 import type { AlertMessage } from '../domain/alert-types';
+import type { InboxMessage } from '../domain/schemas/demo';
+import { systemClock } from '../time/clock';
 
 export const DEMO_INBOX = 'demo-inbox';
 const KEEP = 200;
 /** A signature older or newer than this is refused, as the specification advises. */
 const TOLERANCE_S = 300;
 
-export type InboxMessage = {
-  id: string;
-  receivedAt: string;
-  /** The signature checked out with the endpoint's secret, and the timestamp was recent. */
-  verified: boolean;
-  problem: string | null;
-  type: string | null;
-  rule: string | null;
-  severity: string | null;
-  summary: string | null;
-  leaseId: string | null;
-  /** From the alert's start to its arrival here, for a firing message. */
-  delayMs: number | null;
-};
+/** A message as kept and shown (GET /api/v1/demo/inbox): lib/domain/schemas/demo.ts. */
+export type { InboxMessage };
 
 const state = globalThis as typeof globalThis & { __leaseholdInbox?: { messages: InboxMessage[]; webhookId: string | null } };
 const inbox = () => (state.__leaseholdInbox ??= { messages: [], webhookId: null });
@@ -68,7 +58,7 @@ export async function receiveInboxMessage(store: Store, headers: Headers, body: 
   const secrets = (await getWebhookForSending(store, webhookId).catch(() => null))?.secrets ?? [];
   let problem: string | null = null;
   const seconds = Number(timestamp);
-  if (!/^\d{1,12}$/.test(timestamp) || Math.abs(Date.now() / 1000 - seconds) > TOLERANCE_S) problem = 'the timestamp is missing or too far from now';
+  if (!/^\d{1,12}$/.test(timestamp) || Math.abs(systemClock.wall() / 1000 - seconds) > TOLERANCE_S) problem = 'the timestamp is missing or too far from now';
   else if (!secrets.some((secret) => signatures.some((given) => same(given, signatureHeader([secret], id, seconds, body))))) problem = 'no signature matches the endpoint\'s secret';
   let message: Partial<AlertMessage> | null = null;
   try {
@@ -77,7 +67,7 @@ export async function receiveInboxMessage(store: Store, headers: Headers, body: 
     problem ??= 'the body is not JSON';
   }
   const alert = message?.alert;
-  const now = Date.now();
+  const now = systemClock.wall();
   messages.push({
     id: id.slice(0, 100),
     receivedAt: new Date(now).toISOString(),

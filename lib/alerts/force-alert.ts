@@ -6,14 +6,17 @@ import type { Store } from '../db';
 import { applyAlertWrites } from '../db/alerts';
 import { loadRules } from '../db/alert-rules';
 import { AlertEvaluator } from '../domain/alert-rules';
+import type { ForceEventType } from '../domain/admin-actions';
 import type { LeaseView } from '../domain/types';
 import { alertWrite } from './engine';
 import { alertLinker } from './link';
 import { outboxChanged } from './outbox-signal';
+import { systemClock, type Clock } from '../time/clock';
 
 export type ForcedAction = {
   lease: LeaseView;
-  action: 'force_expired' | 'force_released';
+  /** The action's event (lib/domain/admin-actions.ts eventType). */
+  action: ForceEventType;
   actor: string;
   reason: string;
   previousToken: string | null;
@@ -21,7 +24,8 @@ export type ForcedAction = {
   auditId: string | null;
 };
 
-export async function raiseForceAlert(store: Store, forced: ForcedAction, publicUrl: string | undefined): Promise<number> {
+/** `clock`: what the rules' hold times and the alert's times are read on (default: the system clock). */
+export async function raiseForceAlert(store: Store, forced: ForcedAction, publicUrl: string | undefined, { clock = systemClock }: { clock?: Clock } = {}): Promise<number> {
   const { rules } = await loadRules(store);
   if (!rules.some((rule) => rule.enabled && rule.type === 'force_action')) return 0;
   const { lease } = forced;
@@ -36,9 +40,9 @@ export async function raiseForceAlert(store: Store, forced: ForcedAction, public
       newToken: forced.newToken,
       auditId: forced.auditId,
     },
-    performance.now(),
+    clock.mono(),
   );
-  const applied = await applyAlertWrites(store, decisions.map(alertWrite), { linkOf: alertLinker(publicUrl) });
+  const applied = await applyAlertWrites(store, decisions.map(alertWrite), { linkOf: alertLinker(publicUrl), nowWall: clock.wall() });
   if (applied.queued > 0) outboxChanged();
   return applied.fired.length + applied.repeated;
 }

@@ -24,6 +24,7 @@ import { alertLinker } from './link';
 import { outboxChanged } from './outbox-signal';
 import { checkRuleParams, type newRuleBody, type ruleChangeBody } from './rule-bodies';
 import { DeliveryWorker } from './worker';
+import { systemClock } from '../time/clock';
 
 /** A refusal with its status, code and sentence: the same class users and tokens use. */
 export { ManageError as AlertManageError };
@@ -139,7 +140,7 @@ export async function removeWebhook(store: Store, id: string): Promise<void> {
 export async function sendTestMessage(store: Store, config: AlertsConfig, id: string, by: string): Promise<{ deliveryId: string; outcome: string; status: number | null; latencyMs: number | null; error: string | null }> {
   const webhook = await getWebhook(store, id);
   if (!webhook) throw new ManageError(404, 'not_found', 'No such endpoint.');
-  const now = new Date();
+  const now = new Date(systemClock.wall());
   const view: AlertView = {
     id: '',
     fingerprint: '0'.repeat(32),
@@ -231,10 +232,10 @@ export const newSilenceBody = z
   .refine((body) => (body.endsAt === undefined) !== (body.durationMs === undefined), { error: 'expected either "endsAt" or "durationMs"' });
 
 export async function addSilence(store: Store, body: z.output<typeof newSilenceBody>, author: string): Promise<SilenceView> {
-  const startsAt = body.startsAt ? new Date(body.startsAt) : new Date();
+  const startsAt = body.startsAt ? new Date(body.startsAt) : new Date(systemClock.wall());
   const endsAt = body.endsAt ? new Date(body.endsAt) : new Date(startsAt.getTime() + body.durationMs!);
   if (endsAt.getTime() <= startsAt.getTime()) throw new ManageError(400, 'invalid_body', 'A silence must end after it starts.');
-  if (endsAt.getTime() <= Date.now()) throw new ManageError(400, 'invalid_body', 'That silence would have ended already.');
+  if (endsAt.getTime() <= systemClock.wall()) throw new ManageError(400, 'invalid_body', 'That silence would have ended already.');
   return createSilence(store, { scope: body.scope, ruleType: body.ruleType, startsAt, endsAt, reason: body.reason, author });
 }
 

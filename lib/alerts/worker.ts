@@ -17,6 +17,7 @@ import { buildRequest, isWebhookFormat } from './deliver/formats';
 import { sendWebhook, type SendResult } from './deliver/send';
 import { webhookHeaders } from './deliver/sign';
 import { nextOutboxChange, outboxChanged, outboxChanges } from './outbox-signal';
+import { systemClock, type Clock } from '../time/clock';
 
 /**
  * How often an idle worker looks at the outbox and sweeps: every second on PostgreSQL, where
@@ -38,13 +39,17 @@ export type DeliveryWorkerOptions = {
   dispatcher?: Dispatcher;
   /** First retry's ceiling (default 1 s). */
   retryBaseMs?: number;
+  /** What sweeps, latencies, messages' times and signatures' timestamps are read on (default: the system clock). */
+  clock?: Clock;
 };
 
 export class DeliveryWorker {
   private readonly dispatcher: Dispatcher;
+  private readonly clock: Clock;
   private lastSweep = -Infinity;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
+    this.clock = options.clock ?? systemClock;
     this.dispatcher = options.dispatcher ?? createEgressAgent({ allowCidrs: options.config.allowCidrs, connectTimeoutMs: options.config.timeoutMs });
   }
 
@@ -55,9 +60,9 @@ export class DeliveryWorker {
       // Noted before looking: something queued while this pass runs is looked for again at once.
       const seen = outboxChanges();
       try {
-        if (performance.now() - this.lastSweep >= lookEveryMs(this.options.store)) {
-          this.lastSweep = performance.now();
-          const swept = await sweepAlerts(this.options.store, { linkOf: this.options.linkOf, resendIntervalMs: this.options.config.resendIntervalMs });
+        if (this.clock.mono() - this.lastSweep >= lookEveryMs(this.options.store)) {
+          this.lastSweep = this.clock.mono();
+          const swept = await sweepAlerts(this.options.store, { linkOf: this.options.linkOf, resendIntervalMs: this.options.config.resendIntervalMs, nowWall: this.clock.wall() });
           if (swept.queued > 0) busy = true;
         }
         busy = (await this.deliverDue()) === BATCH || busy;
@@ -122,8 +127,8 @@ export class DeliveryWorker {
   /** One attempt: build, sign, send. A message that cannot be built is a failure with its reason, not a crash. */
   private async attempt(delivery: ClaimedDelivery): Promise<SendResult> {
     const { webhook } = delivery;
-    const started = performance.now();
-    const failed = (error: string): SendResult => ({ outcome: 'failed', status: null, latencyMs: performance.now() - started, retryAfterMs: null, error, responseExcerpt: null });
+    const started = this.clock.mono();
+    const failed = (error: string): SendResult => ({ outcome: 'failed', status: null, latencyMs: this.clock.mono() - started, retryAfterMs: null, error, responseExcerpt: null });
     if (!isWebhookFormat(webhook.format)) return failed(`unknown format "${webhook.format.slice(0, 40)}"`);
     if (webhook.unreadable) return failed(webhook.unreadable);
     let built;
@@ -133,7 +138,7 @@ export class DeliveryWorker {
         endpointName: webhook.name,
         routingKey: webhook.routingKey,
         resendIntervalMs: this.options.config.resendIntervalMs,
-        now: new Date(),
+        now: new Date(this.clock.wall()),
       });
     } catch (error) {
       return failed(`the message could not be built: ${(error as Error)?.message ?? error}`);
@@ -141,7 +146,7 @@ export class DeliveryWorker {
     if (webhook.secrets.length === 0) return failed('the endpoint has no signing secret');
     let headers;
     try {
-      headers = webhookHeaders({ id: delivery.messageId, timestampSeconds: Math.floor(Date.now() / 1000), body: built.body, secrets: webhook.secrets });
+      headers = webhookHeaders({ id: delivery.messageId, timestampSeconds: Math.floor(this.clock.wall() / 1000), body: built.body, secrets: webhook.secrets });
     } catch (error) {
       return failed(`the message could not be signed: ${(error as Error)?.message ?? error}`);
     }
@@ -151,6 +156,7 @@ export class DeliveryWorker {
       headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'Leasehold-Webhooks/1' },
       dispatcher: this.dispatcher,
       timeoutMs: this.options.config.timeoutMs,
+      clock: this.clock,
     });
   }
 }

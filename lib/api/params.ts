@@ -7,6 +7,7 @@ import { formatLeaseId, InvalidLeaseIdError, leaseIdFromSegments } from '../doma
 import { RequestError } from '../errors';
 import { quoted } from './refusal';
 import { CONTROL, cursorParam, leaseEventsQuery, leaseRenewalsQuery, leasesQuery, limitParam, queryValues, sinceParam, typesParam, type QueryValues } from './query-schemas';
+import { systemClock } from '../time/clock';
 
 export class InvalidParameterError extends RequestError {
   readonly status = 400;
@@ -63,7 +64,7 @@ export function parseQuery<T extends z.ZodType<unknown, QueryValues>>(schema: T,
 // One parameter at a time, as the routes' schemas check it.
 
 /** `since`: an ISO timestamp, or a duration back from now (30s, 15m, 6h, 7d). */
-export function parseSince(params: URLSearchParams, now = Date.now()): Date | undefined {
+export function parseSince(params: URLSearchParams, now = systemClock.wall()): Date | undefined {
   return parseQuery(z.object({ since: sinceParam(now) }), params).since;
 }
 

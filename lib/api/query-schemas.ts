@@ -12,6 +12,7 @@ import { ALERT_RULE_TYPES } from '../domain/alert-types';
 import { AUDIT_PHASES } from '../domain/audit';
 import { EVENT_TYPES, LEASE_STATES } from '../domain/types';
 import { FAILOVER_CAUSES, FAILOVER_CHANGES } from '../domain/failover-stats';
+import { systemClock } from '../time/clock';
 
 /** C0 controls, DEL and C1 controls (lib/domain/unprintable.ts): never in a parameter, never in a stored key (those are escaped as \xNN or \uNNNN). */
 export const CONTROL = CONTROL_CHARACTER;
@@ -111,7 +112,7 @@ export function sinceParam(now?: number) {
   const since = z.string().transform((raw, ctx) => {
     const duration = DURATION.exec(raw);
     if (duration) {
-      const at = (now ?? Date.now()) - Number(duration[1]) * UNIT_MS[duration[2] as keyof typeof UNIT_MS];
+      const at = (now ?? systemClock.wall()) - Number(duration[1]) * UNIT_MS[duration[2] as keyof typeof UNIT_MS];
       if (at < MIN_TIME_MS) return refuse(ctx, 'a duration that reaches back no further than year 1', raw);
       return new Date(at);
     }

@@ -9,6 +9,7 @@ import { ROLES } from '../config/auth-schema';
 import { hashPassword, passwordProblem } from './password';
 import type { Principal } from './principal';
 import { createToken } from './tokens';
+import { systemClock } from '../time/clock';
 
 export class ManageError extends RequestError {
   constructor(
@@ -67,7 +68,7 @@ export async function usersAndTokens(store: Store): Promise<{ users: UserView[];
 }
 
 export async function addToken(store: Store, body: z.output<typeof newTokenBody>, by: Principal): Promise<{ token: string } & ApiTokenView> {
-  const expiresAt = body.expiresInDays ? new Date(Date.now() + body.expiresInDays * 86_400_000) : null;
+  const expiresAt = body.expiresInDays ? new Date(systemClock.wall() + body.expiresInDays * 86_400_000) : null;
   const { token, record } = await createToken(store, { name: body.name, role: body.role, expiresAt, userId: null, createdBy: by.name }).catch((error: unknown) => {
     if ((error as Error).name === 'TokenNameTakenError') throw new ManageError(409, 'token_exists', (error as Error).message);
     throw error;
@@ -76,5 +77,5 @@ export async function addToken(store: Store, body: z.output<typeof newTokenBody>
 }
 
 export async function removeToken(store: Store, id: string): Promise<void> {
-  if ((await revokeApiToken(store, id, new Date())) === 0) throw new ManageError(404, 'not_found', 'No such token, or it is revoked already.');
+  if ((await revokeApiToken(store, id, new Date(systemClock.wall()))) === 0) throw new ManageError(404, 'not_found', 'No such token, or it is revoked already.');
 }

@@ -4,6 +4,7 @@
 // file only writes and reads the cookie's value (base64url JSON), and refuses what it
 // did not write, what is older than PENDING_MAX_AGE_MS, and a page of another site.
 import { safeReturnPath } from './return-to';
+import { systemClock } from '../time/clock';
 
 export type OidcPending = { state: string; nonce: string; codeVerifier: string; returnTo: string; createdAt: number };
 
@@ -27,7 +28,7 @@ export function encodePending(p: OidcPending): string {
 }
 
 /** The pending sign-in in a cookie value, or null when it is malformed, unsafe or older than PENDING_MAX_AGE_MS. */
-export function decodePending(text: string, now: number = Date.now()): OidcPending | null {
+export function decodePending(text: string, now: number = systemClock.wall()): OidcPending | null {
   if (typeof text !== 'string' || text.length === 0 || text.length > MAX_ENCODED_LENGTH || !/^[A-Za-z0-9_-]+$/.test(text)) return null;
   let value: unknown;
   try {

@@ -11,6 +11,7 @@ import type { OidcConfig, Role } from '../config/auth-schema';
 import { emailFrom, groupsFrom, nameFrom, roleForGroups } from './oidc-claims';
 import { callbackError, discoveryError, OidcError, userinfoError } from './oidc-errors';
 import { isSafeReturnTo, PENDING_MAX_AGE_MS, type OidcPending } from './oidc-pending';
+import { systemClock } from '../time/clock';
 
 export { roleForGroups } from './oidc-claims';
 export { OidcError, type OidcFailure } from './oidc-errors';
@@ -97,7 +98,7 @@ export async function beginOidcSignIn(config: OidcConfig, returnTo: string): Pro
     nonce: client.randomNonce(),
     codeVerifier: client.randomPKCECodeVerifier(),
     returnTo,
-    createdAt: Date.now(),
+    createdAt: systemClock.wall(),
   };
   const url = client.buildAuthorizationUrl(configuration, {
     redirect_uri: config.redirectUri,
@@ -149,7 +150,7 @@ export async function completeOidcSignIn(config: OidcConfig, callbackUrl: URL, p
   if (state === null || !pending?.state || !sameText(state, pending.state)) {
     throw new OidcError('state', 'This sign-in answer does not belong to the sign-in this browser started (it is old, or from another tab): start again.');
   }
-  if (!(Date.now() - pending.createdAt <= PENDING_MAX_AGE_MS)) {
+  if (!(systemClock.wall() - pending.createdAt <= PENDING_MAX_AGE_MS)) {
     throw new OidcError('expired', 'This sign-in took too long: start again.');
   }
   const configuration = await configurationFor(config);

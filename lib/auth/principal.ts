@@ -10,6 +10,7 @@ import { AuthError } from './errors';
 import { sessionPrincipal } from './session';
 import { SESSION_COOKIES } from './cookies';
 import { tokenPrincipal } from './tokens';
+import { systemClock } from '../time/clock';
 
 export type AuthMethod = 'password' | 'oidc' | 'token' | 'anonymous';
 
@@ -54,7 +55,7 @@ export function anonymousRole(config: Config, address: string): Role | null {
  * A bearer token that is not valid is refused (401), never taken as anonymous; a session
  * cookie that is not valid (ended, signed out) counts as no cookie.
  */
-export async function authenticate(storeOf: Store | (() => Promise<Store>), config: Config, headers: Headers, now = new Date()): Promise<Principal | null> {
+export async function authenticate(storeOf: Store | (() => Promise<Store>), config: Config, headers: Headers, now = new Date(systemClock.wall())): Promise<Principal | null> {
   // The store is asked only for a token or a cookie: an anonymous reader is served (with
   // what the page or route can show) while the store is down.
   // (A store given as it is is handed on as it is: never awaited, which would read its `then`.)

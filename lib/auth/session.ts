@@ -8,6 +8,7 @@ import type { UserRecord } from '../db/users';
 import type { Store } from '../db/store';
 import type { Principal } from './principal';
 import { randomSecret, sha256 } from './secrets';
+import { systemClock } from '../time/clock';
 
 /** lastSeenAt is written at most this often per session. */
 const TOUCH_EVERY_MS = 60_000;
@@ -19,7 +20,7 @@ export async function startSession(
   user: UserRecord,
   method: 'password' | 'oidc',
   address: string,
-  now = new Date(),
+  now = new Date(systemClock.wall()),
 ): Promise<{ cookieValue: string; maxAgeSeconds: number }> {
   await deleteEndedSessions(store, now, new Date(now.getTime() - auth.sessionIdleMinutes * 60_000));
   const cookieValue = randomSecret(32);
@@ -29,7 +30,7 @@ export async function startSession(
 }
 
 /** The principal of a session cookie's value, or null when it names no live session. */
-export async function sessionPrincipal(store: Store, auth: AuthConfig, cookieValue: string, address: string, now = new Date()): Promise<Principal | null> {
+export async function sessionPrincipal(store: Store, auth: AuthConfig, cookieValue: string, address: string, now = new Date(systemClock.wall())): Promise<Principal | null> {
   if (!COOKIE_VALUE.test(cookieValue)) return null;
   const id = sha256(cookieValue);
   const session = await findSession(store, id);

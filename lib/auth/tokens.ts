@@ -8,6 +8,7 @@ import { AuthError } from './errors';
 import { lowerRole } from './permissions';
 import type { Principal } from './principal';
 import { newApiToken, parseApiToken, sameHash, sha256 } from './secrets';
+import { systemClock } from '../time/clock';
 
 const TOUCH_EVERY_MS = 60_000;
 
@@ -35,7 +36,7 @@ const invalid = () =>
   });
 
 /** The principal of a bearer token; AuthError 401 when it is malformed, unknown, expired, revoked, or its user is disabled. */
-export async function tokenPrincipal(store: Store, text: string, address: string, now = new Date()): Promise<Principal> {
+export async function tokenPrincipal(store: Store, text: string, address: string, now = new Date(systemClock.wall())): Promise<Principal> {
   const parsed = parseApiToken(text);
   if (!parsed) throw invalid();
   const token = await findApiToken(store, parsed.id);

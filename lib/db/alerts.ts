@@ -10,6 +10,7 @@ import type { AlertMessage, AlertRuleType, AlertSeverity, AlertView } from '../d
 import { isSilenced, type Silence } from '../domain/silences';
 import type { SqlSession } from './sql';
 import type { Store } from './store';
+import { systemClock } from '../time/clock';
 
 /** What the rule engine asks of the store: raise (or repeat) an alert, or clear it. */
 export type AlertWrite =
@@ -129,7 +130,7 @@ export type AppliedAlerts = { fired: AlertView[]; resolved: AlertView[]; repeate
 export async function applyAlertWrites(store: Store, writes: readonly AlertWrite[], ctx: OutboxContext): Promise<AppliedAlerts> {
   const out: AppliedAlerts = { fired: [], resolved: [], repeated: 0, queued: 0 };
   if (writes.length === 0) return out;
-  const now = new Date(ctx.nowWall ?? Date.now());
+  const now = new Date(ctx.nowWall ?? systemClock.wall());
   await store.transaction(async (sql) => {
     const [endpoints, silences] = [await enabledEndpoints(sql), await activeSilences(sql, now)];
     for (const write of writes) {
@@ -186,7 +187,7 @@ export type SweepResult = { resolved: number; released: number; resent: number; 
  * Alertmanager would resolve it by itself.
  */
 export async function sweepAlerts(store: Store, ctx: OutboxContext & { resendIntervalMs: number }): Promise<SweepResult> {
-  const now = new Date(ctx.nowWall ?? Date.now());
+  const now = new Date(ctx.nowWall ?? systemClock.wall());
   return store.transaction(async (sql) => {
     const endpoints = await enabledEndpoints(sql);
     const result: SweepResult = { resolved: 0, released: 0, resent: 0, queued: 0 };
@@ -257,7 +258,7 @@ export async function getAlert(store: Store, id: string): Promise<AlertView | nu
 
 /** Resolves every open alert of a rule (the rule was deleted or disabled). */
 export async function resolveAlertsOfRule(store: Store, ruleId: string, ctx: OutboxContext): Promise<number> {
-  const now = new Date(ctx.nowWall ?? Date.now());
+  const now = new Date(ctx.nowWall ?? systemClock.wall());
   return store.transaction(async (sql) => {
     const resolved = await resolveWhere(sql, `"ruleId" = $2`, [ruleId], await enabledEndpoints(sql), ctx, now);
     return resolved.views.length;

@@ -11,6 +11,7 @@ import { AUDIT_PHASES, AUTH_METHODS, type AuditEntryView, type AuditPhase, type 
 import { AuditInputError, auditHash, storableJson, storableText, storableToken, type AuditContent } from './audit-chain';
 import type { SqlSession } from './sql';
 import type { Store } from './store';
+import { systemClock } from '../time/clock';
 
 export { AuditInputError } from './audit-chain';
 
@@ -162,7 +163,7 @@ export async function appendAudit(store: Store, entry: AuditInput): Promise<Audi
       `SELECT nextval(pg_get_serial_sequence('"AuditEntry"', 'id'))::text AS id,
               (SELECT hash FROM "AuditEntry" ORDER BY id DESC LIMIT 1) AS "prevHash"`,
     );
-    const full: AuditContent = { ...content, id: BigInt(head!.id), at: new Date(Date.now()) };
+    const full: AuditContent = { ...content, id: BigInt(head!.id), at: new Date(systemClock.wall()) };
     const prevHash = head!.prevHash;
     const hash = auditHash(prevHash, full);
     const [record] = await sql.query<AuditRecord>(

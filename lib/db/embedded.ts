@@ -10,6 +10,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { logger } from '../log';
 import { processAlive } from './process-alive';
 import { fillFromTemplate, isDataDirectory } from './pglite-template';
+import { systemClock } from '../time/clock';
 
 export class StoreLockedError extends Error {
   constructor(readonly dataDir: string, readonly pid: number) {
@@ -31,7 +32,7 @@ export function lockFileOf(dataDir: string): string {
 export function lockDataDir(dataDir: string): () => void {
   const lockFile = lockFileOf(dataDir);
   mkdirSync(path.dirname(lockFile), { recursive: true });
-  const content = `${process.pid}\n${new Date().toISOString()}\n${process.argv.slice(1).join(' ')}\n`;
+  const content = `${process.pid}\n${new Date(systemClock.wall()).toISOString()}\n${process.argv.slice(1).join(' ')}\n`;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       writeFileSync(lockFile, content, { flag: 'wx' });

@@ -6,6 +6,7 @@ import type { Prisma } from '../generated/prisma/client';
 import { eventViewOfRow, leaseViewOfRow } from './lease-views';
 import { readSource, sourceReadTimes } from './sources';
 import type { Store } from './store';
+import { systemClock } from '../time/clock';
 
 export type LeaseFilter = { source?: string; state?: LeaseState; q?: string; limit?: number };
 export type LeaseScope = { ids: readonly string[] } | { source: string } | 'all';
@@ -14,7 +15,7 @@ export type LeaseScope = { ids: readonly string[] } | { source: string } | 'all'
 export async function readLeaseViews(store: Store, scope: LeaseScope): Promise<LeaseView[]> {
   const where = scope === 'all' ? {} : 'ids' in scope ? { id: { in: [...scope.ids] } } : { sourceName: scope.source };
   const [rows, readAt] = await Promise.all([store.prisma.lease.findMany({ where }), sourceReadTimes(store)]);
-  const now = Date.now();
+  const now = systemClock.wall();
   return rows.map((row) => leaseViewOfRow(row, now, readAt.get(row.sourceName) ?? null));
 }
 
@@ -23,7 +24,7 @@ export async function readLeaseView(store: Store, id: string, recentTransitions:
   const row = await store.prisma.lease.findUnique({ where: { id } });
   if (!row) return null;
   const [source, recent] = await Promise.all([readSource(store, row.sourceName), recentTransitions(id)]);
-  return leaseViewOfRow(row, Date.now(), source?.lastGoodReadAt ?? null, recent);
+  return leaseViewOfRow(row, systemClock.wall(), source?.lastGoodReadAt ?? null, recent);
 }
 
 /** A page of leases matching the filter, in (source, key) order, with how many match in all (recentTransitions not counted: null). */
@@ -40,7 +41,7 @@ export async function findLeaseViews(store: Store, filter: LeaseFilter): Promise
     store.prisma.lease.count({ where }),
     sourceReadTimes(store),
   ]);
-  const now = Date.now();
+  const now = systemClock.wall();
   return { leases: rows.map((row) => leaseViewOfRow(row, now, readAt.get(row.sourceName) ?? null)), total };
 }
 

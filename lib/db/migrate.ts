@@ -179,7 +179,7 @@ export async function migrate(session: SqlSession, options: MigrateOptions = {})
     for (const name of before.pending) {
       if (signal?.aborted) throw new MigrationError('aborted', 'Migrating was cancelled.', name);
       const migration = migrations.find((m) => m.name === name)!;
-      const startedAt = Date.now();
+      const startedAt = systemClock.wall();
       try {
         await session.transaction(async (tx) => {
           const id = randomUUID();
@@ -202,7 +202,7 @@ export async function migrate(session: SqlSession, options: MigrateOptions = {})
         );
       }
       applied.push(name);
-      log(`applied ${name} (${Date.now() - startedAt} ms)`);
+      log(`applied ${name} (${systemClock.wall() - startedAt} ms)`);
     }
     return { applied, status: await migrationStatus(session, migrations) };
   } finally {
@@ -211,14 +211,14 @@ export async function migrate(session: SqlSession, options: MigrateOptions = {})
 }
 
 async function takeMigrateLock(session: SqlSession, timeoutMs: number, signal?: AbortSignal): Promise<true> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = systemClock.wall() + timeoutMs;
   for (;;) {
     const [row] = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
       PRISMA_MIGRATE_LOCK_KEY,
     ]);
     if (row?.locked) return true;
     if (signal?.aborted) throw new MigrationError('aborted', 'Migrating was cancelled while waiting for the migrate lock.');
-    if (Date.now() >= deadline) {
+    if (systemClock.wall() >= deadline) {
       throw new MigrationError(
         'lock_timeout',
         `Another process has been migrating this database for over ${Math.round(timeoutMs / 1000)} s ` +

@@ -2,13 +2,16 @@
 import { randomUUID } from 'node:crypto';
 import { formatScope } from '../domain/alert-scope';
 import type { AlertRuleType, AlertScope } from '../domain/alert-types';
+import type { SilenceView } from '../domain/schemas/alerts';
 import type { Store } from './store';
+import { systemClock } from '../time/clock';
 
-export type SilenceView = { id: string; scope: string; ruleType: string | null; startsAt: string; endsAt: string; reason: string; author: string; createdAt: string; active: boolean };
+/** A silence as the API shows it: lib/domain/schemas/alerts.ts. */
+export type { SilenceView };
 
 type SilenceRecord = Awaited<ReturnType<Store['prisma']['silence']['findMany']>>[number];
 
-function silenceView(row: SilenceRecord, now = Date.now()): SilenceView {
+function silenceView(row: SilenceRecord, now = systemClock.wall()): SilenceView {
   return {
     id: row.id,
     scope: row.scope,
@@ -34,13 +37,13 @@ export async function createSilence(store: Store, input: NewSilence): Promise<Si
 
 /** Silences in force or to come, and those ended in the last day. */
 export async function listSilences(store: Store): Promise<SilenceView[]> {
-  const rows = await store.prisma.silence.findMany({ where: { endsAt: { gt: new Date(Date.now() - 86_400_000) } }, orderBy: { endsAt: 'desc' }, take: 500 });
+  const rows = await store.prisma.silence.findMany({ where: { endsAt: { gt: new Date(systemClock.wall() - 86_400_000) } }, orderBy: { endsAt: 'desc' }, take: 500 });
   return rows.map((row) => silenceView(row));
 }
 
 /** Ends a silence now (it stays in the list as ended); null when there is none by that id. */
 export async function endSilence(store: Store, id: string): Promise<SilenceView | null> {
-  const now = new Date();
+  const now = new Date(systemClock.wall());
   const { count } = await store.prisma.silence.updateMany({ where: { id, endsAt: { gt: now } }, data: { endsAt: now } });
   const row = await store.prisma.silence.findUnique({ where: { id } });
   if (!row) return null;

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Role } from '../domain/roles';
 import type { Store } from './store';
 import type { UserView } from '../domain/schemas/accounts';
+import { systemClock } from '../time/clock';
 
 export type UserRecord = Awaited<ReturnType<Store['prisma']['user']['findMany']>>[number];
 
@@ -44,7 +45,7 @@ export const countAdmins = (store: Store) => store.prisma.user.count({ where: { 
 
 /** Changes a user's role, password or disabled state; disabling or a new password ends their sessions. */
 export async function updateUser(store: Store, id: string, change: { role?: Role; passwordHash?: string; disabled?: boolean }): Promise<UserRecord> {
-  const disabledAt = change.disabled === undefined ? undefined : change.disabled ? new Date() : null;
+  const disabledAt = change.disabled === undefined ? undefined : change.disabled ? new Date(systemClock.wall()) : null;
   return store.prisma.$transaction(async (tx) => {
     const user = await tx.user.update({ where: { id }, data: { role: change.role, passwordHash: change.passwordHash, disabledAt } });
     if (change.disabled || change.passwordHash !== undefined) await tx.session.deleteMany({ where: { userId: id } });
@@ -63,7 +64,7 @@ export async function updateUserUnlessLastAdmin(store: Store, id: string, change
   return store.prisma.$transaction(async (tx) => {
     const admins = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "User" WHERE role = 'admin' AND "disabledAt" IS NULL ORDER BY id FOR UPDATE`;
     if (admins.length <= 1 && admins.some((admin) => admin.id === id)) return null;
-    const disabledAt = change.disabled === undefined ? undefined : change.disabled ? new Date() : null;
+    const disabledAt = change.disabled === undefined ? undefined : change.disabled ? new Date(systemClock.wall()) : null;
     const changed = await tx.user.update({ where: { id }, data: { role: change.role, passwordHash: change.passwordHash, disabledAt } });
     if (change.disabled || change.passwordHash !== undefined) await tx.session.deleteMany({ where: { userId: id } });
     return changed;

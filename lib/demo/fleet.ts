@@ -18,6 +18,7 @@ import { Gate } from './gate';
 import { runDigestServer, SCHEDULER_KEY, SCHEDULER_TTL_MS, SLOW_SERVER, wait } from './server';
 import { DEMO_LEASE_TABLE } from './source';
 import { pgliteSql, type DigestSql } from './sql';
+import { systemClock } from '../time/clock';
 
 export { SCHEDULER_KEY };
 
@@ -63,7 +64,7 @@ class FleetRun {
   }
 
   record(server: string, kind: FaultRecord['kind'], detail: string) {
-    this.faults.unshift({ at: new Date().toISOString(), server, kind, detail });
+    this.faults.unshift({ at: new Date(systemClock.wall()).toISOString(), server, kind, detail });
     this.faults.length = Math.min(this.faults.length, 50);
     this.log(`${server}: ${detail}`);
   }
@@ -113,12 +114,12 @@ class FleetRun {
 
   async faultLoop() {
     // The first pause soon after start, so a newcomer sees a failover within the first minute.
-    let nextPause = Date.now() + 20_000;
-    let nextCrash = Date.now() + 35_000;
+    let nextPause = systemClock.wall() + 20_000;
+    let nextCrash = systemClock.wall() + 35_000;
     while (!this.stopping.signal.aborted) {
       await wait(1_000, this.stopping.signal);
       if (!this.faultsOn) continue;
-      const now = Date.now();
+      const now = systemClock.wall();
       if (now >= nextPause) {
         this.pauseLeader();
         nextPause = now + 40_000 + Math.random() * 20_000;

@@ -3,6 +3,7 @@
 // until it ends; a crash makes every step fail from then on, so nothing more reaches the
 // database (no release, no late write); `slowMs` delays each step.
 import type { LeaseBackend } from '../lease';
+import { systemClock } from '../time/clock';
 
 export class ServerCrashed extends Error {
   constructor(server: string) {
@@ -20,7 +21,7 @@ export class Gate {
   constructor(readonly server: string) {}
 
   get paused(): boolean {
-    return this.resumeAt > Date.now();
+    return this.resumeAt > systemClock.wall();
   }
 
   /** Resolves when the server may take its next step; rejects once it has crashed. */
@@ -31,7 +32,7 @@ export class Gate {
   }
 
   pause(ms: number) {
-    this.resumeAt = Date.now() + ms;
+    this.resumeAt = systemClock.wall() + ms;
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => this.release(), ms);
   }

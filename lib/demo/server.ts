@@ -83,7 +83,7 @@ async function schedule(options: DigestServerOptions, onError: OnError, leading:
       }
       if (phase === 'enqueue') await enqueueWeek(db, week.week);
       else if (phase === 'watch') await completeIfDone(db, week.week);
-      else if (week.completedAt && Date.now() - week.completedAt.getTime() > BETWEEN_WEEKS_MS) {
+      else if (week.completedAt && systemClock.wall() - week.completedAt.getTime() > BETWEEN_WEEKS_MS) {
         await startWeek(db, week.week + 1);
         log(`week ${week.week} done; week ${week.week + 1} starts`);
       }
@@ -109,7 +109,7 @@ async function membership(options: DigestServerOptions, onError: OnError) {
       else onError(error);
     }
     // The slow renewer drifts from every 2 s to every 5.6 s over a minute (margins from 4 s to 0.4 s), then starts again.
-    const drift = name === SLOW_SERVER && options.faults() ? ((Date.now() / 60_000) % 1) * 3_600 : 0;
+    const drift = name === SLOW_SERVER && options.faults() ? ((systemClock.wall() / 60_000) % 1) * 3_600 : 0;
     await wait(MEMBER_RENEW_MS + drift, signal);
   }
   if (lease && !gate.crashed) await client.release(lease).catch(() => {});

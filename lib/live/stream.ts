@@ -23,6 +23,7 @@ import { metrics } from '../metrics';
 import { position, seqOf, subscribe, type BusMessage } from './bus';
 import { type Config } from '../config';
 import { getConfig } from '../root';
+import { systemClock } from '../time/clock';
 
 export const STREAM_BUFFER_BYTES = 256 * 1024;
 export const STREAM_MAX_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -205,7 +206,7 @@ class LiveStream {
     }
     const room = this.controller.desiredSize ?? 0;
     if (room <= 0) {
-      const now = Date.now();
+      const now = systemClock.wall();
       this.fullSince ??= now;
       if (now - this.fullSince >= this.stallMs || this.bufferBytes - room + bytes.byteLength > this.maxBufferBytes) {
         this.end(true);

@@ -10,7 +10,9 @@ import { deliveriesOfAlerts, deliveryCounts, listDeliveries, type AlertDelivery,
 import { listSilences, type SilenceView } from '../db/silences';
 import { listWebhooks, type WebhookView } from '../db/webhooks';
 import type { AlertRuleType, AlertView } from '../domain/alert-types';
+import type { DeliveryCounts } from '../domain/schemas/webhooks';
 import { isSilenced } from '../domain/silences';
+import { systemClock } from '../time/clock';
 
 /** Firing alerts shown at most (the API's own largest page). */
 export const FIRING_LIMIT = 500;
@@ -39,7 +41,7 @@ export type FiringAlert = AlertView & {
 export type SilenceState = 'in force' | 'to come' | 'ended';
 export type SilenceRow = SilenceView & { state: SilenceState };
 
-export type DeliveryCounts = { pending: number; dead: number; delivered: number };
+export type { DeliveryCounts };
 export type EndpointRow = WebhookView & { deliveries: DeliveryCounts; log: DeliveryView[] };
 
 export type AlertsPageData = {
@@ -63,7 +65,7 @@ export type AlertsPageData = {
 const SEVERITY_ORDER: Record<string, number> = { critical: 0, warning: 1, info: 2 };
 
 /** Firing alerts, the most severe first and then the newest, each with whether a silence holds it back now. */
-export async function listFiringAlerts(store: Store, silences?: readonly SilenceView[], nowWall = Date.now()): Promise<{ firing: FiringAlert[]; capped: boolean }> {
+export async function listFiringAlerts(store: Store, silences?: readonly SilenceView[], nowWall = systemClock.wall()): Promise<{ firing: FiringAlert[]; capped: boolean }> {
   const [alerts, known] = await Promise.all([listAlerts(store, { state: 'firing', limit: FIRING_LIMIT }), silences ?? listSilences(store)]);
   const inForce = known.map(silenceOf).filter((s) => s !== null);
   const firing = alerts
@@ -88,7 +90,7 @@ export async function listEndpoints(store: Store): Promise<EndpointRow[]> {
 
 /** Everything the page shows; `manage`: the reader may manage alerts (and sees the endpoints). */
 export async function alertsPage(store: Store, options: { cursor?: string; manage: boolean; nowWall?: number }): Promise<AlertsPageData> {
-  const nowWall = options.nowWall ?? Date.now();
+  const nowWall = options.nowWall ?? systemClock.wall();
   const [silences, rules, resolved, endpoints] = await Promise.all([
     listSilences(store),
     listRuleViews(store),

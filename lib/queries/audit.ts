@@ -5,6 +5,7 @@ import type { Store } from '../db';
 import { auditEntryView, listAudit, type AuditFilter } from '../db/audit';
 import type { AuditEntryView } from '../domain/audit';
 import { toCsv, type CsvValue } from '../domain/csv';
+import { systemClock } from '../time/clock';
 
 export type AuditQuery = AuditFilter;
 export type AuditPage = { entries: AuditEntryView[]; next: string | null };
@@ -107,7 +108,7 @@ export async function auditCsv(store: Store, query: AuditCsvQuery, signal?: Abor
     if (page.next === null) break;
     cursor = BigInt(page.next);
   }
-  return auditCsvFile(entries, truncated, new Date());
+  return auditCsvFile(entries, truncated, new Date(systemClock.wall()));
 }
 
 export function auditCsvFile(entries: readonly AuditEntryView[], truncated: boolean, now: Date): AuditCsv {

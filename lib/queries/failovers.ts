@@ -3,6 +3,7 @@
 import type { Store } from '../db';
 import { failoversToCsv, matchesFailover, type FailoverFilter } from '../domain/failover-stats';
 import { listFailovers, type FailoverView } from './leases';
+import { systemClock } from '../time/clock';
 
 export type FailoversCsvQuery = { since?: Date; limit: number; filter: FailoverFilter };
 type FailoverPage = { failovers: FailoverView[]; next: string | null };
@@ -43,7 +44,7 @@ export type FailoversCsv = { csv: string; filename: string; rows: number; trunca
 /** The export as a file: CSV with a byte-order mark, and its name with the time it was made. Null when `signal` aborts. */
 export async function failoversCsv(store: Store, query: FailoversCsvQuery, signal?: AbortSignal): Promise<FailoversCsv | null> {
   const found = await collectFailovers((page) => listFailovers(store, page), query, signal);
-  return found && failoversCsvFile(found.rows, found.truncated, new Date());
+  return found && failoversCsvFile(found.rows, found.truncated, new Date(systemClock.wall()));
 }
 
 export function failoversCsvFile(rows: readonly FailoverView[], truncated: boolean, now: Date): FailoversCsv {

@@ -22,6 +22,7 @@ import { applyToLease, listChangeOf } from '../domain/lease-list';
 import { changeEventsSince, readLeaseViews } from '../db/leases';
 import type { LeaseFilter } from './leases';
 import { assemble, CHUNK, COMMA, entryOf, NULL, remainingOf, wholeList, type Chunk, type Entry } from './lease-list-bytes';
+import { systemClock } from '../time/clock';
 
 const REFRESH_MS = 15_000;
 
@@ -55,8 +56,8 @@ async function load(store: Store, cache: Cache) {
 }
 
 async function read(store: Store, cache: Cache, sinceLoad: Map<string, Entry>) {
-  const [views, events] = await Promise.all([readLeaseViews(store, 'all'), changeEventsSince(store, new Date(recentSince(Date.now())))]);
-  const now = Date.now();
+  const [views, events] = await Promise.all([readLeaseViews(store, 'all'), changeEventsSince(store, new Date(recentSince(systemClock.wall())))]);
+  const now = systemClock.wall();
   const transitions = recentChangesOfHands(events, now);
   const entries = new Map<string, Entry>();
   for (const view of views) entries.set(view.id, entryOf(view, transitions.get(view.id) ?? []));
@@ -175,7 +176,7 @@ async function fresh(store: Store): Promise<Cache> {
       cache.loading = null;
     }));
   if (cache.loadedAt === 0) await refresh();
-  else if (Date.now() - cache.loadedAt > REFRESH_MS) void refresh().catch(() => {}); // the next request sees the error, if it lasts
+  else if (systemClock.wall() - cache.loadedAt > REFRESH_MS) void refresh().catch(() => {}); // the next request sees the error, if it lasts
   return cache;
 }
 
@@ -196,7 +197,7 @@ export async function leaseListJson(
   position: string;
 }> {
   const cache = await fresh(store);
-  const now = Date.now();
+  const now = systemClock.wall();
   pruneHour(cache, now);
   const limit = filter.limit ?? 10_000;
   if (!filter.source && !filter.state && !filter.q && cache.entries.size <= limit) {
@@ -232,7 +233,7 @@ export async function leaseListJson(
  */
 export async function currentLeases(store: Store, limit: number): Promise<{ leases: LeaseView[]; total: number }> {
   const cache = await fresh(store);
-  const now = Date.now();
+  const now = systemClock.wall();
   pruneHour(cache, now);
   const leases: LeaseView[] = [];
   for (const id of orderOf(cache)) {

@@ -7,6 +7,7 @@ import { InvalidParameterError } from '../api/params';
 import { listSources, type SourceRow } from './console';
 import { leaseListJson } from './lease-cache';
 import type { LeaseFilter } from './leases';
+import { systemClock } from '../time/clock';
 
 export type LeaseListReply = {
   body: Buffer<ArrayBuffer>;
@@ -20,15 +21,15 @@ export type LeaseListReply = {
  * began (performance.now()), which the timings count from. A `source` that no source has
  * (configured, or still in the store) is a 400 naming the sources there are.
  */
-export async function leaseListReply(store: Store, filter: LeaseFilter, started = performance.now()): Promise<LeaseListReply> {
+export async function leaseListReply(store: Store, filter: LeaseFilter, started = systemClock.mono()): Promise<LeaseListReply> {
   const list = await leaseListJson(store, filter);
-  const listMs = performance.now() - started;
+  const listMs = systemClock.mono() - started;
   // Lease counts per source from the same list, not a COUNT over the table; the source rows
   // at most a second old (their last good read moves on with every poll).
   const sources = await listSources(store, getConfig(), list.counts, 1_000);
   const unknown = unknownSource(filter.source, sources);
   if (unknown) throw unknown;
-  const sourcesMs = performance.now() - started - listMs;
+  const sourcesMs = systemClock.mono() - started - listMs;
   return { body: leaseListBody(list, sources), listMs, sourcesMs };
 }
 

@@ -8,6 +8,7 @@ import { isChangeOfHands, isRestart } from '../domain/health';
 import { recentChangeCounts, recentSince } from '../domain/recent-changes';
 import { failoverCauseOf } from '../domain/failover-stats';
 import type { FailoverView } from '../domain/schemas/lease';
+import { systemClock } from '../time/clock';
 
 export type { LeaseFilter, EventQuery } from '../db/leases';
 
@@ -21,7 +22,7 @@ export async function listLeases(store: Store, filter: LeaseFilter = {}): Promis
 
 /** Per lease, how many times it changed hands in the last hour (leases with none are absent): lib/domain/recent-changes.ts. */
 async function recentTransitions(store: Store, leaseId?: string): Promise<Map<string, number>> {
-  const now = Date.now();
+  const now = systemClock.wall();
   return recentChangeCounts(await changeEventsSince(store, new Date(recentSince(now)), leaseId), now);
 }
 

@@ -6,9 +6,10 @@
 // endpoint's owner did not name, and past the egress check of the first address); 410 Gone
 // means the receiver wants no more; everything else is a failure worth another attempt,
 // after the receiver's Retry-After when it gave one.
-import { unprintableRuns } from '../../domain/unprintable';
+import { UNPRINTABLE_RUNS } from '../../domain/unprintable';
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
+import { systemClock, type Clock } from '../../time/clock';
 import { EGRESS_REFUSED, EgressRefusedError } from './egress';
 
 export type SendOutcome = 'delivered' | 'failed' | 'gone' | 'refused';
@@ -35,6 +36,8 @@ export type SendInput = {
   dispatcher: Dispatcher;
   /** For the whole attempt: connecting, sending, and reading the answer. */
   timeoutMs?: number;
+  /** What the latency and Retry-After's date are read on (default: the system clock). */
+  clock?: Clock;
 };
 
 export const DEFAULT_SEND_TIMEOUT_MS = 10_000;
@@ -47,7 +50,7 @@ const MAX_ERROR_CHARS = 400;
  * HTTP date (in the past means now). Capped at an hour: a receiver cannot park a delivery
  * for days. Null when absent or unreadable.
  */
-export function parseRetryAfter(value: string | string[] | undefined | null, nowMs = Date.now()): number | null {
+export function parseRetryAfter(value: string | string[] | undefined | null, nowMs = systemClock.wall()): number | null {
   const text = (Array.isArray(value) ? value[0] : value)?.trim();
   if (!text) return null;
   if (/^\d+$/.test(text)) return Math.min(Number(text) * 1000, MAX_RETRY_AFTER_MS);
@@ -58,13 +61,9 @@ export function parseRetryAfter(value: string | string[] | undefined | null, now
   return Math.min(Math.max(0, at - nowMs), MAX_RETRY_AFTER_MS);
 }
 
-// Unprintable characters (lib/domain/unprintable.ts): an excerpt is shown in a table and a log
-// line, where they would break or disguise it.
-const UNPRINTABLE = unprintableRuns();
-
-/** One printable line of at most `max` characters. */
+/** One printable line of at most `max` characters: unprintable characters (lib/domain/unprintable.ts) would break or disguise a table's cell or a log line. */
 export function printable(text: string, max: number): string {
-  const line = text.replace(UNPRINTABLE, ' ').replace(/\s+/g, ' ').trim();
+  const line = text.replace(UNPRINTABLE_RUNS, ' ').replace(/\s+/g, ' ').trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
@@ -113,12 +112,13 @@ function splitCredentials(url: URL): { url: string; authorization: string | null
 
 /** POSTs one webhook and says how it went. */
 export async function sendWebhook(input: SendInput): Promise<SendResult> {
-  const started = performance.now();
+  const clock = input.clock ?? systemClock;
+  const started = clock.mono();
   const timeoutMs = input.timeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
   const result = (fields: Partial<SendResult> & Pick<SendResult, 'outcome'>): SendResult => ({
     outcome: fields.outcome,
     status: fields.status ?? null,
-    latencyMs: Math.round(performance.now() - started),
+    latencyMs: Math.round(clock.mono() - started),
     retryAfterMs: fields.retryAfterMs ?? null,
     error: fields.error ?? null,
     responseExcerpt: fields.responseExcerpt ?? null,
@@ -154,7 +154,7 @@ export async function sendWebhook(input: SendInput): Promise<SendResult> {
     const status = response.statusCode;
     const responseExcerpt = await readExcerpt(response.body);
     if (status >= 200 && status < 300) return result({ outcome: 'delivered', status, responseExcerpt });
-    const retryAfterMs = parseRetryAfter(header(response.headers, 'retry-after'));
+    const retryAfterMs = parseRetryAfter(header(response.headers, 'retry-after'), clock.wall());
     if (status === 410) {
       return result({ outcome: 'gone', status, retryAfterMs, responseExcerpt, error: `${host} answered 410 Gone: it wants no more deliveries` });
     }

@@ -12,7 +12,7 @@
 // (a stale estimate made a clean release look like a missed renewal). With a granted TTL under
 // 3 s nothing can be proven and etcd's revocation settles an expiry; such a lease is read twice
 // a second so that its releases are judged against a current estimate.
-import { deadlineOf, systemClock, unlessAborted } from '../../time/clock';
+import { deadlineOf, unlessAborted } from '../../time/clock';
 import type { ChangeHint } from '../types';
 import type { EtcdState } from './state';
 import { readTtl } from './ttl';
@@ -61,7 +61,7 @@ function keysOfLeases(state: EtcdState, leaseIds: Set<string>): string[] {
 
 /** Runs until the signal aborts, naming each lease proven run out in a hint. */
 export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint) => void, signal: AbortSignal): Promise<void> {
-  const { client, ttlReadings, proofReads } = state;
+  const { client, clock, ttlReadings, proofReads } = state;
   let wakeAt = Infinity;
   let wake: (() => void) | null = null;
   const budget = { since: -Infinity, left: READS_PER_SECOND };
@@ -73,7 +73,7 @@ export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint)
   try {
     while (!signal.aborted) {
       wakeAt = proofReads.nextAt();
-      const waitMs = Math.min(Math.max(0, wakeAt - performance.now()), 60_000);
+      const waitMs = Math.min(Math.max(0, wakeAt - clock.mono()), 60_000);
       if (waitMs > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(done, waitMs);
@@ -89,10 +89,10 @@ export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint)
         continue;
       }
       wakeAt = Infinity;
-      const now = performance.now();
+      const now = clock.mono();
       if (now - budget.since >= 1_000) Object.assign(budget, { since: now, left: READS_PER_SECOND });
       if (budget.left <= 0) {
-        await systemClock.sleep(budget.since + 1_000 - now, signal);
+        await clock.sleep(budget.since + 1_000 - now, signal);
         continue;
       }
       const due = proofReads.takeDue(now, Math.min(READS_PER_ROUND, budget.left));
@@ -104,9 +104,9 @@ export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint)
         const batch = due.slice(i, i + READ_CONCURRENCY);
         // A batch that etcd does not answer within BATCH_TIMEOUT_MS is given up on (a stuck call
         // must not hold this loop, nor the source's shutdown, which waits for it).
-        const deadline = deadlineOf(systemClock, signal, BATCH_TIMEOUT_MS);
+        const deadline = deadlineOf(clock, signal, BATCH_TIMEOUT_MS);
         try {
-          const reads = Promise.all(batch.map((id) => readTtl(client, ttlReadings, id, (leaseId, reading) => scheduleProofRead(state, leaseId, reading))));
+          const reads = Promise.all(batch.map((id) => readTtl(client, ttlReadings, id, (leaseId, reading) => scheduleProofRead(state, leaseId, reading), clock)));
           const readings = await unlessAborted(reads, deadline.signal, () => new Error('etcd did not answer'));
           batch.forEach((id, index) => {
             const reading = readings[index];
@@ -116,7 +116,7 @@ export async function proveExpiries(state: EtcdState, onHint: (hint: ChangeHint)
         } catch {
           // etcd did not answer: these leases are read again a little later; the source's polls
           // say it is down if it stays so, and then nothing of it is judged.
-          for (const id of batch) if (!proofReads.has(id)) proofReads.set(id, performance.now() + RETRY_MS);
+          for (const id of batch) if (!proofReads.has(id)) proofReads.set(id, clock.mono() + RETRY_MS);
         } finally {
           deadline.dispose();
         }

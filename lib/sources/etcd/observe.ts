@@ -121,7 +121,7 @@ export async function observeAll(state: EtcdState, kvs: IKeyValue[], forget: boo
   const leaders = [...first.elections.values()].map((candidates) => String(leaderOf(candidates)[0]!.lease));
   const leases = [...leaders, ...first.singles.map((kv) => String(kv.lease))];
   const readNow = new Set<string>();
-  const ttls = await leaseTtls(state.client, ttlReadings, leases, pollMs, readNow, (id, reading) => scheduleProofRead(state, id, reading));
+  const ttls = await leaseTtls(state.client, ttlReadings, leases, pollMs, readNow, (id, reading) => scheduleProofRead(state, id, reading), state.clock);
   // After a full read, readings of leases no longer seen are dropped.
   if (forget) {
     for (const id of [...ttlReadings.keys()]) {

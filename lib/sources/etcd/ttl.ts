@@ -1,6 +1,7 @@
 // Lease TTLs: which are due to be read in a poll (within a budget), reading them a batch at a
 // time, and each wanted lease's remaining time carried forward from its last reading.
 import type { Etcd3 } from 'etcd3';
+import { systemClock, type Clock } from '../../time/clock';
 import { nextReading, type TtlReading } from './ttl-proof';
 
 /**
@@ -20,11 +21,11 @@ export type { TtlReading } from './ttl-proof';
 export type TtlEstimate = { remainingMs: number | null; ttlMs: number } | null;
 
 /** Reads one lease's TTL and records what it shows with what was read of it before; `onRead` hears the new picture. */
-export async function readTtl(client: Etcd3, ttlReadings: Map<string, TtlReading>, leaseId: string, onRead?: (leaseId: string, reading: TtlReading) => void): Promise<TtlReading> {
-  const startedAt = performance.now();
+export async function readTtl(client: Etcd3, ttlReadings: Map<string, TtlReading>, leaseId: string, onRead?: (leaseId: string, reading: TtlReading) => void, clock: Clock = systemClock): Promise<TtlReading> {
+  const startedAt = clock.mono();
   const { TTL, grantedTTL } = await client.leaseClient.leaseTimeToLive({ ID: leaseId });
   // Negative: expired or revoked between the two reads.
-  const reading = nextReading(ttlReadings.get(leaseId), Number(TTL), Number(grantedTTL) * 1000, startedAt, performance.now());
+  const reading = nextReading(ttlReadings.get(leaseId), Number(TTL), Number(grantedTTL) * 1000, startedAt, clock.mono());
   ttlReadings.set(leaseId, reading);
   onRead?.(leaseId, reading);
   return reading;
@@ -38,9 +39,10 @@ export async function leaseTtls(
   pollMs: number,
   readNow?: Set<string>,
   onRead?: (leaseId: string, reading: TtlReading) => void,
+  clock: Clock = systemClock,
 ): Promise<Map<string, TtlEstimate>> {
   const unique = [...new Set(wanted)];
-  const now = performance.now();
+  const now = clock.mono();
   const due = (id: string) => {
     const reading = ttlReadings.get(id);
     if (!reading) return true; // never read, or gone at its last reading
@@ -56,10 +58,10 @@ export async function leaseTtls(
     .map((entry) => entry.id);
   for (let i = 0; i < order.length; i += TTL_READ_CONCURRENCY) {
     const batch = order.slice(i, i + TTL_READ_CONCURRENCY);
-    await Promise.all(batch.map((id) => readTtl(client, ttlReadings, id, onRead)));
+    await Promise.all(batch.map((id) => readTtl(client, ttlReadings, id, onRead, clock)));
     for (const id of batch) readNow?.add(id);
   }
-  const after = performance.now();
+  const after = clock.mono();
   const result = new Map<string, TtlEstimate>();
   for (const id of unique) {
     if (!ttlReadings.has(id)) continue; // not read yet: unknown, not gone

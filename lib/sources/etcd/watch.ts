@@ -1,7 +1,6 @@
 // The watch loop: watches every prefix from the last revision seen, keeps the mirror and the
 // values current from its events, and turns each event into a hint naming the lease to re-read.
 import type { IKeyValue, Watcher } from 'etcd3';
-import { systemClock } from '../../time/clock';
 import type { ChangeHint } from '../types';
 import { candidateOf } from './observe';
 import { learnValue } from './read';
@@ -59,7 +58,7 @@ async function watchRound(state: EtcdState, from: string, onHint: (hint: ChangeH
     }
     if (signal.aborted) return 'aborted';
     state.watchLive = true;
-    state.watchLiveSince = performance.now();
+    state.watchLiveSince = state.clock.mono();
     return await ended;
   } catch (error) {
     return /compacted/i.test((error as Error)?.message ?? '') ? 'compacted' : 'failed';
@@ -70,7 +69,7 @@ async function watchRound(state: EtcdState, from: string, onHint: (hint: ChangeH
     // cancel() waits for the watcher to be connected first, which a cancelled one never
     // will be again: do not wait for it longer than a moment.
     await Promise.all(
-      watchers.map((watcher) => Promise.race([watcher.cancel().catch(() => {}), systemClock.sleep(1_000)])),
+      watchers.map((watcher) => Promise.race([watcher.cancel().catch(() => {}), state.clock.sleep(1_000)])),
     );
   }
 }
@@ -84,7 +83,7 @@ export async function watchChanges(state: EtcdState, onHint: (hint: ChangeHint) 
       // Resume after the last revision seen; the first time, from now.
       from = state.lastRevision ? (BigInt(state.lastRevision) + 1n).toString() : (BigInt((await client.kv.range({ key: Buffer.from(config.prefixes[0]!), limit: 1 })).header.revision) + 1n).toString();
     } catch {
-      await systemClock.sleep(1_000, signal);
+      await state.clock.sleep(1_000, signal);
       continue;
     }
     let ended = await watchRound(state, from, onHint, signal);
@@ -103,7 +102,7 @@ export async function watchChanges(state: EtcdState, onHint: (hint: ChangeHint) 
       state.lastRevision = null;
       onHint({ full: true, gap: true, reason: 'the etcd watch fell behind a compaction' });
     } else {
-      await systemClock.sleep(1_000, signal);
+      await state.clock.sleep(1_000, signal);
     }
   }
 }

@@ -2,7 +2,7 @@
 // one pattern subscription per instance kept live by hand, and the change hints its events
 // become. The live count in the state tells polls when they may rely on the push stream.
 import type Redis from 'ioredis';
-import type { RedisSourceConfig } from '../../config';
+import type { RedisSourceConfig } from './config';
 import type { ChangeHint } from '../types';
 import { dbOf, type RedisInstance, type RedisSourceState } from './instances';
 
@@ -49,7 +49,7 @@ function subscribeInstance(state: RedisSourceState, instance: RedisInstance, onH
     if (!counted) state.live++;
     counted = true;
     // What changed before the subscription was not announced: read everything again.
-    state.liveSince = performance.now();
+    state.liveSince = state.clock.mono();
   };
   subscriber.on('ready', () => void subscribe());
   // While the subscription is down, changes are missed: polls read everything again.
