@@ -15,8 +15,7 @@
 // collector and the demo fleet.
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { knownSecrets } from './config';
-import { REDACTED, redactUrlsIn, scrub } from './redact';
+import { knownSecrets, REDACTED, redactUrlsIn, scrub } from './redact';
 
 export type { Logger } from 'pino';
 

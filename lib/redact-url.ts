@@ -173,3 +173,13 @@ export function safeDecode(text: string): string {
     return text;
   }
 }
+
+/**
+ * A URL, or text holding URLs, with every password replaced by `***` (lib/redact.ts parses
+ * them: passwords with `@`, `/`, blanks; scheme-less `user:pass@host`; secret query parameters).
+ */
+export function redactUrlPassword(text: string): string {
+  // One connection string (with or without a scheme) is read whole; anything else as free text.
+  const single = !/[\r\n]/.test(text) && (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text) || /^[^\s:/?#@]+:.*@/.test(text));
+  return single ? redactUrl(text) : redactUrlsIn(text);
+}

@@ -15,7 +15,7 @@
 import { isSecretName, queryParts, REDACTED, safeDecode, SCHEME, userinfoEnd } from './redact-url';
 
 // The first tool, URL redaction, is in redact-url.ts; exported from here as before.
-export { isSecretName, REDACTED, redactUrl, redactUrlsIn, userinfoEnd } from './redact-url';
+export { isSecretName, REDACTED, redactUrl, redactUrlPassword, redactUrlsIn, userinfoEnd } from './redact-url';
 
 /** Every secret a connection string holds, read every way a driver or a parser might read it. */
 export function urlSecrets(text: string): string[] {
@@ -89,8 +89,9 @@ function whatwgUserinfo(password: string): string {
 /**
  * Every secret a config holds, in every form it may be printed in: URL passwords and secret
  * query values of any string that reads as a connection string, fields named like
- * password/secret/token (of any type: a number is a secret too), and etcd's username and
- * password. Works on a loaded Config, one source, or the unchecked JSON of a config file.
+ * password/secret/token (of any type: a number is a secret too), and a source's username
+ * (etcd's, or any backend's that signs in by name: whatever its kind, a source entry's
+ * `username` is a credential). Works on a loaded Config, one source, or the unchecked JSON of a config file.
  */
 export function secretsOf(value: unknown): string[] {
   const found = new Set<string>();
@@ -105,7 +106,7 @@ function collect(value: unknown, key: string | undefined, parent: unknown, found
   const secretField =
     key !== undefined &&
     !section &&
-    (isSecretName(key) || (key === 'username' && (parent as { backend?: unknown } | null)?.backend === 'etcd'));
+    (isSecretName(key) || (key === 'username' && typeof (parent as { backend?: unknown } | null)?.backend === 'string'));
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
     const text = String(value);
     if (secretField) for (const form of secretForms(text)) found.add(form);
@@ -156,4 +157,31 @@ export function scrubDeep<T>(value: T, secrets: readonly string[], depth = 0): T
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+const secretState = globalThis as typeof globalThis & {
+  __leaseholdSecrets?: { all: Set<string>; list: readonly string[]; databaseUrl?: string };
+};
+
+/** Adds secrets to knownSecrets(): lib/config calls it with every config it loads. */
+export function rememberSecrets(secrets: Iterable<string>) {
+  const state = (secretState.__leaseholdSecrets ??= { all: new Set(), list: [] });
+  const before = state.all.size;
+  for (const secret of secrets) state.all.add(secret);
+  if (state.all.size !== before) state.list = [...state.all];
+}
+
+/**
+ * Every secret of every config this process has loaded, and of its DATABASE_URL, in every
+ * form (lib/redact.ts secretsOf): for scrubbing a log line or an error that may quote one.
+ * The same array until a new secret is learnt, so scrub() reuses its pattern.
+ */
+export function knownSecrets(): readonly string[] {
+  const state = (secretState.__leaseholdSecrets ??= { all: new Set(), list: [] });
+  const databaseUrl = process.env.DATABASE_URL;
+  if (databaseUrl && databaseUrl !== state.databaseUrl) {
+    state.databaseUrl = databaseUrl;
+    rememberSecrets(secretsOf({ env: { DATABASE_URL: databaseUrl } }));
+  }
+  return state.list;
 }

@@ -23,7 +23,8 @@ import { LeaseLoadFailed, LeaseNotFound, LeaseSkeleton, MalformedLeaseId } from 
 
 const KIND_TEXT = { lock: 'lock', election: 'leader election', advisory: 'advisory lock' } as const;
 
-export function LeaseDetailView({ id, abilities = { fenced: false, unfenced: false } }: { id: string; abilities?: LeaseAbilities }) {
+/** `backendTitles`: how a person names each backend kind (from the descriptors, lib/sources/backends.ts). */
+export function LeaseDetailView({ id, abilities = { fenced: false, unfenced: false }, backendTitles = {} }: { id: string; abilities?: LeaseAbilities; backendTitles?: Readonly<Record<string, string>> }) {
   const lease = useLease(id);
   // Without ?range= the page shows what was observed of the lease (at least 15 minutes): known
   // once the lease has loaded, and the history waits for it. A range in the URL starts at once.
@@ -56,6 +57,7 @@ export function LeaseDetailView({ id, abilities = { fenced: false, unfenced: fal
         rangeMs={range.ms}
         rangeLabel={range.label}
         abilities={abilities}
+        backendTitle={backendTitles[lease.data.backend] ?? lease.data.backend}
       />
     </RangeDefaultProvider>
   );
@@ -70,8 +72,10 @@ function Loaded({
   rangeMs,
   rangeLabel,
   abilities,
+  backendTitle,
 }: {
   abilities: LeaseAbilities;
+  backendTitle: string;
   lease: LeaseDetail;
   refreshError: string | null;
   events: ReturnType<typeof useRangeEvents>;
@@ -98,7 +102,7 @@ function Loaded({
           source <b className="mono">{lease.source}</b>
         </span>
         <span>
-          backend <b>{lease.backend}</b>
+          backend <b>{backendTitle}</b>
         </span>
         <span>
           kind <b>{KIND_TEXT[lease.kind] ?? lease.kind}</b>
@@ -115,7 +119,7 @@ function Loaded({
       <section className="panel" aria-label="Current state">
         <LeaseFacts lease={lease} />
         <div className={styles.split}>
-          <BackendDetail lease={lease} />
+          <BackendDetail lease={lease} title={backendTitle} />
           <RawValues lease={lease} />
         </div>
       </section>

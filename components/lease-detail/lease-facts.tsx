@@ -223,14 +223,13 @@ function show(value: unknown): string {
   }
 }
 
-const DETAIL_TITLE = { postgres: 'PostgreSQL', redis: 'Redis', etcd: 'etcd' } as const;
-
-export function BackendDetail({ lease }: { lease: LeaseDetail }) {
+/** `title`: how a person names the lease's backend (its descriptor's title, handed down by the page). */
+export function BackendDetail({ lease, title }: { lease: LeaseDetail; title: string }) {
   const entries = Object.entries(lease.detail ?? {});
   return (
     <section aria-labelledby="backend-detail-title">
       <h2 className={styles.panelTitle} id="backend-detail-title">
-        {DETAIL_TITLE[lease.backend] ?? lease.backend} detail
+        {title} detail
       </h2>
       {entries.length === 0 ? (
         <p className="muted" style={{ margin: 0, fontSize: 13 }}>

@@ -9,6 +9,34 @@ import type { SourceRow } from '@/lib/queries/console';
 import { plainFacts, readEtcdDetail, readPostgresDetail, readRedisDetail, type EtcdDetail, type RedisDetail } from './detail';
 import styles from './sources.module.css';
 
+/**
+ * The one place for backend-specific UI: a kind whose status has a shape of its own gets a view
+ * here, keyed by its kind; any other kind (a new backend) is shown as plain facts, and so is a
+ * status a view cannot read.
+ */
+const DETAIL_VIEWS: Readonly<Record<string, (source: SourceRow, asOf: ReactNode) => ReactNode>> = {
+  etcd(source, asOf) {
+    const etcd = readEtcdDetail(source.detail);
+    return etcd ? <EtcdCluster name={source.name} etcd={etcd} asOf={asOf} /> : null;
+  },
+  redis(source, asOf) {
+    const redis = readRedisDetail(source.detail);
+    return redis ? <RedisInstances name={source.name} redis={redis} asOf={asOf} /> : null;
+  },
+  postgres(source) {
+    const postgres = readPostgresDetail(source.detail);
+    if (!postgres) return null;
+    return (
+      <dl className={styles.facts}>
+        <div className={styles.fact}>
+          <dt>Server version</dt>
+          <dd>{postgres.serverVersion ?? '—'}</dd>
+        </div>
+      </dl>
+    );
+  },
+};
+
 export function BackendDetail({ source }: { source: SourceRow }) {
   if (!source.detail) return null;
   // The collector keeps the last status it read: while a source is down, this is older news.
@@ -18,27 +46,8 @@ export function BackendDetail({ source }: { source: SourceRow }) {
         As of the last good read{source.lastGoodReadAt ? <> (<When iso={source.lastGoodReadAt} />)</> : null}.
       </p>
     ) : null;
-  if (source.backend === 'etcd') {
-    const etcd = readEtcdDetail(source.detail);
-    if (etcd) return <EtcdCluster name={source.name} etcd={etcd} asOf={asOf} />;
-  }
-  if (source.backend === 'redis') {
-    const redis = readRedisDetail(source.detail);
-    if (redis) return <RedisInstances name={source.name} redis={redis} asOf={asOf} />;
-  }
-  if (source.backend === 'postgres') {
-    const postgres = readPostgresDetail(source.detail);
-    if (postgres) {
-      return (
-        <dl className={styles.facts}>
-          <div className={styles.fact}>
-            <dt>Server version</dt>
-            <dd>{postgres.serverVersion ?? '—'}</dd>
-          </div>
-        </dl>
-      );
-    }
-  }
+  const shown = DETAIL_VIEWS[source.backend]?.(source, asOf);
+  if (shown) return shown;
   const facts = plainFacts(source.detail);
   if (facts.length === 0) return null;
   return (

@@ -5,20 +5,9 @@ import { formatDuration } from '@/lib/domain/duration';
 import { When } from '@/components/when';
 import type { SourceRow } from '@/lib/queries/console';
 import { BackendDetail } from './backend-detail';
-import { readRedisDetail } from './detail';
 import styles from './sources.module.css';
 
 const STATUS_TONE: Record<SourceRow['status'], BadgeTone> = { up: 'ok', down: 'bad', unknown: 'muted' };
-
-function backendName(source: SourceRow): string {
-  if (source.backend === 'postgres') return 'PostgreSQL';
-  if (source.backend === 'etcd') return 'etcd';
-  if (source.backend === 'redis') {
-    const redis = readRedisDetail(source.detail);
-    return redis?.mode === 'redlock' ? `Redis, Redlock over ${redis.instances.length} instances` : 'Redis';
-  }
-  return source.backend;
-}
 
 /** How long the last read took against how often it runs: a read as long as the interval means the source cannot keep up. */
 function PollTiming({ lastPollMs, pollMs, down }: { lastPollMs: number | null; pollMs: number | null; down: boolean }) {
@@ -65,7 +54,7 @@ export function SourceCard({ source }: { source: SourceRow }) {
         </h2>
         <Badge tone={STATUS_TONE[source.status] ?? 'muted'}>{source.status}</Badge>
         {source.configured ? null : <Badge tone="warn">no longer configured</Badge>}
-        <span className={`muted ${styles.backend}`}>{backendName(source)}</span>
+        <span className={`muted ${styles.backend}`}>{source.title}</span>
       </header>
 
       {source.configured ? null : (

@@ -18,6 +18,7 @@ import { createSources } from '../sources/registry';
 import type { LeaseSource } from '../sources/types';
 import { lineLogger } from '../log';
 import { metrics } from '../metrics';
+import type { Clock } from '../time/clock';
 import { retrying } from '../time/retry';
 import { startAlerting, type Alerting } from '../alerts';
 import { observeSource, type ObserveOptions } from './observe-source';
@@ -35,6 +36,8 @@ export type CollectorOptions = {
   alerts?: boolean;
   /** false: no deadline timers (ObserveOptions.deadlineTimers), for the alerts benchmark's peer. Default on. */
   deadlineTimers?: false;
+  /** The clock its sources, observers and alerts read (lib/time); the system's unless a test hands its own. */
+  clock?: Clock;
 };
 
 export type Collector = {
@@ -65,9 +68,9 @@ export function startCollector(options: CollectorOptions): Collector {
   const log = options.log ?? lineLogger('collector');
   const ttlMs = options.ownershipTtlMs ?? options.config.collectorLeaseTtlMs;
   // On the embedded store, a source may name its database (pglite://embedded, lib/config/schema.ts): it is read through the store's own PGlite.
-  const sources = createSources(options.config, options.store.pglite ? pglitePool(options.store.pglite) : null);
+  const sources = createSources(options.config, options.store.pglite ? pglitePool(options.store.pglite) : null, { clock: options.clock });
   const stop = new AbortController();
-  const alerting = options.alerts !== false && options.config.alerts?.enabled === true ? startAlerting({ store: options.store, config: options.config, workerId: id, log: lineLogger('alerts') }) : null;
+  const alerting = options.alerts !== false && options.config.alerts?.enabled === true ? startAlerting({ store: options.store, config: options.config, workerId: id, log: lineLogger('alerts'), clock: options.clock }) : null;
   const observers: Observers = { options, id, log, ringSize: options.config.retention.renewalSamplesPerLease, owned: new Set(), running: new Map(), alerting };
   let leaseClient: LeaseClient | null = null;
   let stopping: Promise<void> | null = null;
@@ -140,7 +143,7 @@ async function observe(observers: Observers, source: LeaseSource, token: bigint,
     // An observer that fails for any reason but a lost ownership starts again: after 1 s,
     // growing to 10 s while it keeps failing at once, and 1 s again after one that ran for a
     // minute. The collector must not quietly stop watching a source it holds.
-    await retrying(() => observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead, alerts: alerting?.engine, deadlineTimers: options.deadlineTimers }, signal), {
+    await retrying(() => observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead, alerts: alerting?.engine, deadlineTimers: options.deadlineTimers, clock: options.clock }, signal), {
       what: `${source.name}: observer`,
       signal,
       initialDelayMs: 1_000,

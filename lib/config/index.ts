@@ -7,12 +7,14 @@
 // DATABASE_URL hold. A JSON syntax error is placed by line and column, never quoted.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { scrub, secretsOf } from '../redact';
+import { rememberSecrets, scrub, secretsOf } from '../redact';
 import { interpolateEnv, parseConfigText, readConfigFile } from './file';
 import { formatIssue, formatPath } from './issues';
-import { blankToUndefined, DEFAULT_CONFIG_FILE, envSchema, fileSchema, namesEmbeddedStore, type Config, type FileConfig } from './schema';
+import { backendOf } from '../sources/backends';
+import { blankToUndefined, DEFAULT_CONFIG_FILE, envSchema, fileSchema, type Config, type FileConfig } from './schema';
 
-export { describeValue, formatIssue, redactUrlPassword } from './issues';
+export { describeValue, formatIssue } from './issues';
+export { knownSecrets, redactUrlPassword } from '../redact';
 export {
   DEFAULT_COLLECTOR_LEASE_TTL_MS,
   DEFAULT_CONFIG_FILE,
@@ -21,13 +23,8 @@ export {
   DEFAULT_PORT,
   DEFAULT_STREAM_MAX_CLIENTS,
   DEFAULT_STREAM_MAX_CLIENTS_PER_ADDRESS,
-  namesEmbeddedStore,
-  postgresSource,
   type Config,
-  type EtcdSourceConfig,
   type FileConfig,
-  type PostgresSourceConfig,
-  type RedisSourceConfig,
   type SourceConfig,
   type StoreConfig,
 } from './schema';
@@ -113,14 +110,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     if (result.success) fileConfig = result.data;
     else for (const issue of result.error.issues) problems.push(formatIssue(issue, withDemo));
   }
-  // A source may name the embedded store's database only where the store is embedded.
-  if (databaseUrl) {
-    fileConfig?.sources.forEach((source, index) => {
-      if (source.backend === 'postgres' && namesEmbeddedStore(source.url)) {
-        problems.push(`${formatPath(['sources', index, 'url'], fileValue)}: expected a postgres:// or postgresql:// URL (pglite://embedded is the embedded store's database, and DATABASE_URL puts the store on PostgreSQL), found "${source.url}"`);
-      }
-    });
-  }
+  // What only the whole config can see, each kind judging its own entries (e.g. a source that
+  // names the embedded store's database while DATABASE_URL puts the store on PostgreSQL).
+  fileConfig?.sources.forEach((source, index) => {
+    const found = backendOf(source).checkInConfig?.(source, { embedded: !databaseUrl });
+    if (found) problems.push(`${formatPath(['sources', index, found.field], fileValue)}: ${found.problem}`);
+  });
 
   if (problems.length > 0 || !envResult.success || fileConfig === undefined) {
     // A secret may sit where a problem quotes text (a value in the wrong field): scrub them all.
@@ -151,30 +146,4 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   };
   rememberSecrets(secretsOf(config));
   return config;
-}
-
-const secretState = globalThis as typeof globalThis & {
-  __leaseholdSecrets?: { all: Set<string>; list: readonly string[]; databaseUrl?: string };
-};
-
-function rememberSecrets(secrets: Iterable<string>) {
-  const state = (secretState.__leaseholdSecrets ??= { all: new Set(), list: [] });
-  const before = state.all.size;
-  for (const secret of secrets) state.all.add(secret);
-  if (state.all.size !== before) state.list = [...state.all];
-}
-
-/**
- * Every secret of every config this process has loaded, and of its DATABASE_URL, in every
- * form (lib/redact.ts secretsOf): for scrubbing a log line or an error that may quote one.
- * The same array until a new secret is learnt, so scrub() reuses its pattern.
- */
-export function knownSecrets(): readonly string[] {
-  const state = (secretState.__leaseholdSecrets ??= { all: new Set(), list: [] });
-  const databaseUrl = process.env.DATABASE_URL;
-  if (databaseUrl && databaseUrl !== state.databaseUrl) {
-    state.databaseUrl = databaseUrl;
-    rememberSecrets(secretsOf({ env: { DATABASE_URL: databaseUrl } }));
-  }
-  return state.list;
 }

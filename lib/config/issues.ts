@@ -2,7 +2,7 @@
 // person is looking at), what was expected and what was found, with no secret in it; the
 // fields a misspelling is matched against are read from the schema itself.
 import type { z } from 'zod';
-import { redactUrl, redactUrlsIn } from '../redact';
+import { redactUrlPassword } from '../redact';
 import { fileSchema } from './schema';
 
 export type PathKey = string | number;
@@ -187,14 +187,4 @@ export function describeValue(value: unknown, at: PathKey[] = []): string {
   if (Array.isArray(value)) return value.length === 0 ? 'an empty list' : `a list of ${value.length}`;
   if (typeof value === 'object') return 'an object';
   return typeof value;
-}
-
-/**
- * A URL, or text holding URLs, with every password replaced by `***` (lib/redact.ts parses
- * them: passwords with `@`, `/`, blanks; scheme-less `user:pass@host`; secret query parameters).
- */
-export function redactUrlPassword(text: string): string {
-  // One connection string (with or without a scheme) is read whole; anything else as free text.
-  const single = !/[\r\n]/.test(text) && (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text) || /^[^\s:/?#@]+:.*@/.test(text));
-  return single ? redactUrl(text) : redactUrlsIn(text);
 }

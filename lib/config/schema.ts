@@ -1,6 +1,9 @@
 // The config file's and the environment's schemas (zod). Messages that begin with "expected"
 // are used as they are by issues.ts.
 import { z } from 'zod';
+import type { StoreConfig } from '../db/store';
+import { pollMs, urlWithScheme } from '../sources/config-parts';
+import { sourceSchema, type SourceConfig } from '../sources/backends';
 import { parseAddressRange } from '../net/address-range';
 import { parseAllowedHosts } from '../net/host-pattern';
 import { alertsSchema } from './alerts-schema';
@@ -11,94 +14,7 @@ export const DEFAULT_DATA_DIR = '.leasehold/data';
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 3000;
 
-// Messages that begin with "expected" are used as they are by formatIssue below.
-const sourceName = z
-  .string({ error: 'expected a source name (text)' })
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, {
-    error: 'expected a source name of 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit',
-  });
-
-function urlWithScheme(schemes: string[], what: string, orElse: (value: string) => boolean = () => false) {
-  return z.string({ error: `expected ${what}` }).refine(
-    (value) => {
-      if (orElse(value)) return true;
-      try {
-        const url = new URL(value);
-        return schemes.includes(url.protocol.replace(/:$/, '')) && url.host !== '';
-      } catch {
-        return false;
-      }
-    },
-    { error: `expected ${what}` },
-  );
-}
-
 const postgresUrl = urlWithScheme(['postgres', 'postgresql'], 'a postgres:// or postgresql:// URL');
-
-/**
- * A PostgreSQL source's url may name the embedded store's own database instead of a server:
- * `pglite://embedded`, optionally with a path that only labels it (`pglite://embedded/demo`).
- * It is read through the store's open PGlite (lib/sources/registry.ts), so only by a collector
- * on the embedded store (no DATABASE_URL). The embedded demo's source is one (lib/demo/source.ts).
- */
-export function namesEmbeddedStore(url: string): boolean {
-  return /^pglite:\/\/embedded(\/[A-Za-z0-9._-]*)?$/.test(url);
-}
-export const postgresSourceUrl = urlWithScheme(['postgres', 'postgresql'], 'a postgres:// or postgresql:// URL', namesEmbeddedStore);
-const redisUrl = urlWithScheme(['redis', 'rediss'], 'a redis:// or rediss:// URL');
-const etcdEndpoint = urlWithScheme(['http', 'https'], 'an http:// or https:// etcd endpoint');
-
-// A table name as Postgres would accept it unquoted, optionally schema-qualified.
-const tableName = z
-  .string({ error: 'expected a table name' })
-  .regex(/^([A-Za-z_][A-Za-z0-9_$]{0,62}\.)?[A-Za-z_][A-Za-z0-9_$]{0,62}$/, {
-    error: 'expected a table name such as "leases" or "app.leases"',
-  });
-
-const pollMs = z
-  .number({ error: 'expected a number of milliseconds' })
-  .int({ error: 'expected a whole number of milliseconds' })
-  .min(100, { error: 'expected at least 100 ms' })
-  .max(600_000, { error: 'expected at most 600000 ms (10 minutes)' });
-
-export const postgresSource = z.strictObject({
-  name: sourceName,
-  backend: z.literal('postgres'),
-  url: postgresSourceUrl,
-  tables: z
-    .array(
-      z.strictObject({
-        table: tableName,
-        format: z.enum(['leasehold', 'shedlock']),
-      }),
-    )
-    .default([]),
-  advisoryLocks: z.boolean().default(false),
-  pollMs: pollMs.optional(),
-});
-
-export const redisSource = z.strictObject({
-  name: sourceName,
-  backend: z.literal('redis'),
-  urls: z.array(redisUrl).min(1, { error: 'expected at least one redis:// URL' }),
-  /** `single`: one instance (urls must have one entry); `redlock`: a quorum over independent instances. */
-  mode: z.enum(['single', 'redlock']).optional(),
-  match: z.array(z.string().min(1, { error: 'expected a non-empty key pattern' })).min(1).default(['*']),
-  fenceSuffix: z.string().min(1).default(':fence'),
-  /** `auto` uses keyspace notifications when the server has them on; `enable` turns them on (changes the server's config). */
-  keyspaceNotifications: z.enum(['auto', 'off', 'enable']).default('auto'),
-  pollMs: pollMs.optional(),
-});
-
-export const etcdSource = z.strictObject({
-  name: sourceName,
-  backend: z.literal('etcd'),
-  endpoints: z.array(etcdEndpoint).min(1, { error: 'expected at least one etcd endpoint' }),
-  prefixes: z.array(z.string().min(1, { error: 'expected a non-empty key prefix' })).min(1),
-  username: z.string().optional(),
-  password: z.string().optional(),
-  pollMs: pollMs.optional(),
-});
 
 const TRUSTED_PROXY = 'an IP address or a CIDR range such as "10.0.0.0/8" or "fd00::/8"';
 
@@ -114,8 +30,6 @@ const trustedProxy = z
     if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: `expected ${TRUSTED_PROXY}, found ${quoted(text)}, ${parsed.problem}` });
   })
   .transform((text) => text.trim());
-
-export const sourceSchema = z.discriminatedUnion('backend', [postgresSource, redisSource, etcdSource]);
 
 export const fileSchema = z
   .strictObject({
@@ -159,25 +73,13 @@ export const fileSchema = z
       } else {
         seen.set(source.name, index);
       }
-      if (source.backend === 'redis' && source.mode === 'single' && source.urls.length > 1) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['sources', index, 'mode'],
-          message: `expected "redlock" for ${source.urls.length} urls ("single" takes exactly one), found "single"`,
-        });
-      }
     });
   });
 
-export type SourceConfig = z.output<typeof sourceSchema>;
-export type PostgresSourceConfig = z.output<typeof postgresSource>;
-export type RedisSourceConfig = z.output<typeof redisSource>;
-export type EtcdSourceConfig = z.output<typeof etcdSource>;
+export type { SourceConfig };
 export type FileConfig = z.output<typeof fileSchema>;
 
-export type StoreConfig =
-  | { kind: 'postgres'; url: string }
-  | { kind: 'pglite'; dataDir: string };
+export type { StoreConfig };
 
 export type Config = FileConfig & {
   /** Where the file came from, or null when none exists and defaults apply. */

@@ -1,11 +1,15 @@
 // The store: Prisma Client over PostgreSQL (adapter-pg) when DATABASE_URL is set, over
 // an embedded PGlite otherwise. Opening it applies pending migrations first.
 import type { PGlite } from '@electric-sql/pglite';
-import type { StoreConfig } from '../config';
 import { PrismaClient } from '../generated/prisma/client';
 import { openEmbedded, type EmbeddedDatabase } from './embedded';
 import { migrate, migrationStatus, readMigrations, type Migration, type MigrationStatus } from './migrate';
 import { connectPostgres, pgliteSession, pooledPostgres, type SqlSession } from './sql';
+
+/** Where the store is: PostgreSQL (DATABASE_URL), or the embedded PGlite in a data directory. */
+export type StoreConfig =
+  | { kind: 'postgres'; url: string }
+  | { kind: 'pglite'; dataDir: string };
 
 export type StoreKind = StoreConfig['kind'];
 

@@ -1,8 +1,14 @@
 // The vocabulary of leases (docs/architecture.md, docs/api.md), as types. Pure: no I/O, no framework imports
 // (enforced by the no-restricted-imports rule in eslint.config.js).
 
-export const BACKENDS = ['postgres', 'redis', 'etcd'] as const;
-export type Backend = (typeof BACKENDS)[number];
+/**
+ * A backend kind's name, as its descriptor registers it (lib/sources/backends.ts): the domain
+ * takes every kind alike, so a new one needs nothing here.
+ */
+export type Backend = string;
+
+/** What a backend kind's name may look like: lower-case letters, digits and dashes. */
+export const BACKEND_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 
 /** lock: one holder, no queue; election: a leader and ordered candidates; advisory: Postgres advisory lock (session-bound, no TTL). */
 export const LEASE_KINDS = ['lock', 'election', 'advisory'] as const;

@@ -7,7 +7,8 @@ import type { Store } from '../db';
 import type { SourceView } from '../domain/schemas/lease';
 import { leaseCountsBySource } from '../db/leases';
 import { lastDownAt, readSources, type SourceRecord } from '../db/sources';
-import { backendOf } from '../sources/backends';
+import { backendOf, sourceTitle } from '../sources/backends';
+import { systemClock } from '../time/clock';
 
 /** A source as the API shows it (docs/api.md "Source"): lib/domain/schemas/lease.ts. */
 export type SourceRow = SourceView;
@@ -18,10 +19,10 @@ let sourcesChanged = false;
 function readSourceRows(store: Store, maxAgeMs: number): Promise<SourceRecord[]> {
   ensureSourceWatch();
   const cached = sourceRows.get(store);
-  if (cached && !sourcesChanged && Date.now() - cached.at <= maxAgeMs) return cached.rows;
+  if (cached && !sourcesChanged && systemClock.wall() - cached.at <= maxAgeMs) return cached.rows;
   sourcesChanged = false;
   const rows = readSources(store);
-  sourceRows.set(store, { at: Date.now(), rows });
+  sourceRows.set(store, { at: systemClock.wall(), rows });
   rows.catch(() => sourceRows.delete(store));
   return rows;
 }
@@ -93,6 +94,7 @@ export async function listSources(store: Store, config: Config, leaseCounts?: Re
     return {
       name: source.name,
       backend: source.backend,
+      title: sourceTitle(source.backend, row?.detail ?? null),
       target: sourceTarget(source),
       status: row?.status ?? 'unknown',
       lastGoodReadAt: row?.lastGoodReadAt?.toISOString() ?? null,
@@ -112,6 +114,7 @@ export async function listSources(store: Store, config: Config, leaseCounts?: Re
     .map((row): SourceRow => ({
       name: row.name,
       backend: row.backend,
+      title: sourceTitle(row.backend, row.detail),
       target: '',
       status: row.status,
       lastGoodReadAt: row.lastGoodReadAt?.toISOString() ?? null,

@@ -3,7 +3,8 @@
 // lib/config validates the config it is given the demo's entry for) and import nothing of this
 // folder's; this folder imports them. Under Next each route handler gets its own copy of every
 // module, so what is held lives on globalThis, under one name per piece.
-import { loadConfig, postgresSource, type Config, type LoadConfigOptions, type PostgresSourceConfig } from '../config';
+import { loadConfig, type Config, type LoadConfigOptions } from '../config';
+import { postgresSource, type PostgresSourceConfig } from '../sources/postgres/config';
 import { openStore, type Store } from '../db/store';
 import { DEMO_SOURCE_ENTRY } from '../demo/source';
 import { lineLogger } from '../log';

@@ -1,17 +1,22 @@
 // What a backend kind is to Leasehold, in one place per kind: lib/sources/<kind>/backend.ts
 // exports one BackendDescriptor, and lib/sources/backends.ts lists them. The registry (reads),
 // the force registry (guarded actions) and the sources' targets (lib/queries/console.ts) are
-// driven by the list; none of them names a kind.
-import type { SourceConfig } from '../config';
+// driven by the list, and so are the config file's sources (lib/config), the titles and facts
+// of the sources page and the lease page; none of them names a kind.
+import type { z } from 'zod';
 import type { PgPoolLike } from '../db/pg-like';
+import type { Logger } from '../log';
+import type { Clock } from '../time/clock';
 import type { CheckedRequest, ForceDone, ForcePlan } from './force';
 import type { LeaseSource } from './types';
 
 /**
  * What a backend is handed besides its config. `embedded`: the embedded store's database, for
  * a source that names it (only PostgreSQL can); null or absent where this process has none open.
+ * `clock`: what its reads' times are read on (default: the system clock); `log`: a child logger
+ * for it, for a backend that logs.
  */
-export type BackendContext = { defaultPollMs: number; embedded?: PgPoolLike | null };
+export type BackendContext = { defaultPollMs: number; embedded?: PgPoolLike | null; clock?: Clock; log?: Logger };
 
 /** A backend's half of the guarded actions: one compare-and-set per action (lib/sources/force.ts). */
 export type BackendForce = {
@@ -20,18 +25,33 @@ export type BackendForce = {
   close(): Promise<void>;
 };
 
-export type BackendDescriptor<C extends SourceConfig = SourceConfig> = {
+/** What every source entry of the config holds, whatever its kind (lib/sources/config-parts.ts sourceEntry). */
+export type SourceEntry = { name: string; backend: string; pollMs?: number };
+
+/** A backend's config entry: a strict object whose `backend` is the kind's literal (sourceEntry). */
+export type SourceEntrySchema<C extends SourceEntry> = z.ZodType<C> & z.core.$ZodTypeDiscriminable;
+
+export type BackendDescriptor<C extends SourceEntry = SourceEntry> = {
   /** The config's `backend` value. */
   kind: C['backend'];
   /** How a person names it: "PostgreSQL", "Redis", "etcd". */
   title: string;
+  /**
+   * Its entry in the config file's `sources`. Secrets in it are redacted by name (lib/redact.ts:
+   * URL passwords, fields named like password/secret/token, and a source's `username`).
+   */
+  configSchema: SourceEntrySchema<C>;
+  /** A problem with an entry that only the whole config can see (e.g. naming the embedded store beside DATABASE_URL), or null. */
+  checkInConfig?(config: C, store: { embedded: boolean }): { field: string; problem: string } | null;
   /** Its reads: full and targeted, with their change hints, deadlines and expiry hints. */
   createSource(config: C, context: BackendContext): LeaseSource;
   /** Its guarded actions; throws ForceNotPossibleError when the source cannot be acted on here. */
   createForce(config: C, context: Omit<BackendContext, 'defaultPollMs'>): BackendForce;
   /** The addresses it reads, as configured (redacted by the caller before anyone sees them). */
   endpoints(config: C): readonly string[];
+  /** How the sources page names one source of this kind, from what it last reported of itself (Redlock: over how many instances). */
+  describe?(detail: unknown): string;
 };
 
-/** A descriptor, typed for its own config and stored in the list for any. */
-export const describeBackend = <C extends SourceConfig>(descriptor: BackendDescriptor<C>) => descriptor as unknown as BackendDescriptor;
+/** A descriptor, typed for its own config (the list keeps them typed: lib/sources/backends.ts). */
+export const describeBackend = <C extends SourceEntry>(descriptor: BackendDescriptor<C>): BackendDescriptor<C> => descriptor;

@@ -2,11 +2,10 @@
 // (lib/sources/backends.ts), as registry.ts makes its reads. Every request is checked here before a backend sees it,
 // every call honours its signal, and every failure that is not a conflict or a refusal leaves
 // as SourceUnavailableError scrubbed of the source's secrets, as its reads' failures do.
-import type { SourceConfig } from '../config';
 import type { PgPoolLike } from '../db/pg-like';
 import { secretsOf } from '../redact';
 import type { BackendForce } from './backend';
-import { backendOf } from './backends';
+import { backendOf, type SourceConfig } from './backends';
 import { scrubSourceError, SourceUnavailableError } from './errors';
 import { checkRequest, ForceConflictError, ForceNotPossibleError, type ForceActions } from './force';
 

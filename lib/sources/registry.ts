@@ -1,9 +1,10 @@
 // Builds the configured sources, each by its kind's descriptor (lib/sources/backends.ts).
-import type { Config, SourceConfig } from '../config';
 import type { PgPoolLike } from '../db/pg-like';
 import { scrub, scrubDeep, secretsOf } from '../redact';
-import type { BackendDescriptor } from './backend';
-import { BACKEND_DESCRIPTORS, backendOf } from './backends';
+import { logger } from '../log';
+import { systemClock } from '../time/clock';
+import type { BackendContext, BackendDescriptor } from './backend';
+import { BACKEND_DESCRIPTORS, backendOf, type SourceConfig } from './backends';
 import { scrubSourceError } from './errors';
 import type { Observation } from '../domain/observe';
 import type { ChangeHint, LeaseSource } from './types';
@@ -16,13 +17,21 @@ import type { ChangeHint, LeaseSource } from './types';
  * snapshot`), and such a source is then down, saying so. `backends`: the registered kinds
  * unless a test hands its own.
  */
-export function createSource(config: SourceConfig, defaultPollMs: number, embedded?: PgPoolLike | null, backends: readonly BackendDescriptor[] = BACKEND_DESCRIPTORS): LeaseSource {
-  return withoutSecrets(backendOf(config, backends).createSource(config, { defaultPollMs, embedded }), config);
+export function createSource(
+  config: SourceConfig,
+  defaultPollMs: number,
+  embedded?: PgPoolLike | null,
+  backends: readonly BackendDescriptor[] = BACKEND_DESCRIPTORS,
+  given: Pick<BackendContext, 'clock' | 'log'> = {},
+): LeaseSource {
+  // Each source gets the clock it reads (the system's unless one is handed in) and a logger of its own.
+  const context: BackendContext = { defaultPollMs, embedded, clock: given.clock ?? systemClock, log: given.log ?? logger('source').child({ source: config.name }) };
+  return withoutSecrets(backendOf(config, backends).createSource(config, context), config);
 }
 
-/** Every configured source; `embedded` as for createSource. */
-export function createSources(config: Pick<Config, 'sources' | 'pollMs'>, embedded?: PgPoolLike | null): LeaseSource[] {
-  return config.sources.map((source) => createSource(source, config.pollMs, embedded));
+/** Every configured source; `embedded` as for createSource, `given` its clock and logger. */
+export function createSources(config: { sources: readonly SourceConfig[]; pollMs: number }, embedded?: PgPoolLike | null, given: Pick<BackendContext, 'clock' | 'log'> = {}): LeaseSource[] {
+  return config.sources.map((source) => createSource(source, config.pollMs, embedded, BACKEND_DESCRIPTORS, given));
 }
 
 /**

@@ -4,7 +4,7 @@
 // imports it too (components/live/api.ts checks what it fetches against it).
 import { z } from 'zod';
 import { FAILOVER_CAUSES } from '../failover-stats';
-import { BACKENDS, EVENT_TYPES, LEASE_KINDS, LEASE_STATES } from '../types';
+import { BACKEND_NAME, EVENT_TYPES, LEASE_KINDS, LEASE_STATES } from '../types';
 
 const text = z.string();
 /** An ISO 8601 time in UTC, as the API writes them (Date.prototype.toISOString). */
@@ -19,7 +19,7 @@ export const candidateSchema = z.object({ holder: text, token: tokenText.nullabl
 export const leaseViewSchema = z.object({
   id: text,
   source: text,
-  backend: z.enum(BACKENDS),
+  backend: z.string().regex(BACKEND_NAME),
   kind: z.enum(LEASE_KINDS),
   key: text,
   state: z.enum(LEASE_STATES),
@@ -87,6 +87,8 @@ export const sourceStatusSchema = z.object({
 export const sourceViewSchema = z.object({
   name: text,
   backend: text,
+  /** How a person names its backend ("PostgreSQL", "Redis, Redlock over 3 instances"): from the kind's descriptor. */
+  title: text,
   /** Where it points, without credentials. */
   target: text,
   status: z.enum(SOURCE_STATUSES),

@@ -2,8 +2,9 @@
 // member once, at once), and a gRPC error put in words a person on call reads at once.
 import { ConstantBackoff, handleWhen, noop, retry } from 'cockatiel';
 import { Etcd3, isRecoverableError } from 'etcd3';
-import type { EtcdSourceConfig } from '../../config';
-import { redactUrlPassword } from '../../config';
+import type { EtcdSourceConfig } from './config';
+import { redactUrlPassword } from '../../redact';
+import { systemClock } from '../../time/clock';
 
 const CALL_TIMEOUT_MS = 2_000;
 /** etcd takes values up to 1.5 MiB by default; a page of them may be large. */
@@ -11,12 +12,13 @@ export const MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
 
 /**
  * Every call has a deadline, and etcd3's own retries are off: the collector backs off a
- * failing source itself.
+ * failing source itself. The deadline is on the system clock whatever the source's clock:
+ * gRPC compares it with the real time.
  */
 export function createEtcdClient(config: EtcdSourceConfig): Etcd3 {
   return new Etcd3({
     hosts: config.endpoints,
-    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + CALL_TIMEOUT_MS }),
+    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: systemClock.wall() + CALL_TIMEOUT_MS }),
     // A call that fails on one member for a reason another member may not share (refused, reset,
     // unavailable) is tried at once on each other member, in the order the client shuffled them:
     // one dead member of three is no reason to call the cluster down. Nothing more: no retry on

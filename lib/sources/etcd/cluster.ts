@@ -1,7 +1,7 @@
 // The cluster's own status: its Raft leader (by member name), term and index, its version and
 // its members, from two small calls (maintenance status and the member list).
 import type { Etcd3 } from 'etcd3';
-import { redactUrlPassword } from '../../config';
+import { redactUrlPassword } from '../../redact';
 import type { SourceStatusDetail } from '../types';
 
 export async function clusterStatus(client: Etcd3): Promise<SourceStatusDetail> {

@@ -28,7 +28,7 @@
 // txn, so K is created again by a second txn right after (create_revision(K) == 0); if someone
 // acquired K in between, the quarantine is reported as not placed.
 import { EtcdLeaseInvalidError, type Etcd3, type IKeyValue, type IRequestOp, type ITxnResponse } from 'etcd3';
-import type { EtcdSourceConfig } from '../../config';
+import type { EtcdSourceConfig } from './config';
 import { SourceUnavailableError } from '../errors';
 import { exactOf } from '../exact';
 import { bytesOfExact, ForceConflictError, ForceNotPossibleError, isDigestForm, isExpected, QUARANTINE_HOLDER, type CheckedRequest, type CurrentState, type ForceDone, type ForcePlan } from '../force';

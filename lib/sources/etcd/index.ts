@@ -3,7 +3,8 @@
 // the source itself (a full read, a poll, a targeted read); the parts are client.ts, read.ts,
 // ttl.ts, ttl-proof.ts and expiry-proof.ts (expiries proven as they happen), observe.ts (the key
 // layouts), watch.ts and cluster.ts, sharing state.ts.
-import type { EtcdSourceConfig } from '../../config';
+import type { EtcdSourceConfig } from './config';
+import type { BackendContext } from '../backend';
 import { exactOf } from '../exact';
 import { SourceUnavailableError } from '../errors';
 import { RECONCILE_EVERY_MS, type ChangeHint, type LeaseSource, type PollResult, type SourceSnapshot } from '../types';
@@ -26,7 +27,7 @@ async function readEverything(state: EtcdState, signal: AbortSignal): Promise<So
   const { client, config, mirror, values, pollMs } = state;
   if (signal.aborted) throw new SourceUnavailableError(config.name, 'the read was cancelled');
   try {
-    const startedAt = performance.now();
+    const startedAt = state.clock.mono();
     const ranges = await Promise.all(config.prefixes.map((prefix) => keysUnder(client, prefix)));
     state.lastRevision = ranges[0]?.revision ?? state.lastRevision;
     const kvs = ranges.flatMap((r) => r.kvs);
@@ -49,7 +50,7 @@ async function readEverything(state: EtcdState, signal: AbortSignal): Promise<So
 async function pollOnce(state: EtcdState, snapshot: () => Promise<SourceSnapshot>): Promise<PollResult> {
   const { pollMs } = state;
   // The mirror is only as good as a full read made once the watch was running.
-  if (!state.watchLive || state.lastFullAt < state.watchLiveSince || performance.now() - state.lastFullAt >= Math.max(RECONCILE_EVERY_MS, 10 * pollMs)) {
+  if (!state.watchLive || state.lastFullAt < state.watchLiveSince || state.clock.mono() - state.lastFullAt >= Math.max(RECONCILE_EVERY_MS, 10 * pollMs)) {
     return { kind: 'full', ...(await snapshot()) };
   }
   try {
@@ -84,8 +85,9 @@ async function readLeaseKeys(state: EtcdState, keys: string[], signal: AbortSign
   }
 }
 
-export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number): LeaseSource {
-  const state = createEtcdState(config, defaultPollMs);
+/** `options.clock`: what its reads, watch and expiry proofs are timed on (default: the system clock). */
+export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number, options: Pick<BackendContext, 'clock'> = {}): LeaseSource {
+  const state = createEtcdState(config, defaultPollMs, options.clock);
   return {
     name: config.name,
     backend: 'etcd',

@@ -1,7 +1,8 @@
 // What one etcd source keeps between calls, shared by its reads and its watch: the client, the
 // revision the watch resumes from, values and TTLs already read, and the mirror of the keys.
 import type { Etcd3, IKeyValue } from 'etcd3';
-import type { EtcdSourceConfig } from '../../config';
+import type { EtcdSourceConfig } from './config';
+import { systemClock, type Clock } from '../../time/clock';
 import { DueQueue } from '../../time/due-queue';
 import { createEtcdClient, targetOf } from './client';
 import type { ValueMemo } from './read';
@@ -11,6 +12,8 @@ export type EtcdState = {
   readonly config: EtcdSourceConfig;
   readonly client: Etcd3;
   readonly pollMs: number;
+  /** What its reads, TTL readings, watch and expiry proofs are timed on. */
+  readonly clock: Clock;
   /** Who a failure message names ("etcd at host:port, ..."). */
   readonly target: string;
   /** The last revision seen: the watch resumes after it. */
@@ -34,11 +37,12 @@ export type EtcdState = {
   proofLoop: { wake: (at: number) => void } | null;
 };
 
-export function createEtcdState(config: EtcdSourceConfig, defaultPollMs: number): EtcdState {
+export function createEtcdState(config: EtcdSourceConfig, defaultPollMs: number, clock: Clock = systemClock): EtcdState {
   return {
     config,
     client: createEtcdClient(config),
     pollMs: config.pollMs ?? defaultPollMs,
+    clock,
     target: targetOf(config),
     lastRevision: null,
     values: new Map(),

@@ -2,7 +2,7 @@
 // its holder the session that was granted it, its candidates the sessions waiting for it in
 // the order they began waiting.
 import type { PgPoolClientLike } from '../../db/pg-like';
-import { redactUrlPassword } from '../../config';
+import { redactUrlPassword } from '../../redact';
 import { displayText } from '../../domain/display';
 import type { Observation } from '../../domain/observe';
 import { onlyThisPart, PartUnreadableError, unavailable } from './part-errors';

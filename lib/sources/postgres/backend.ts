@@ -1,11 +1,11 @@
 // PostgreSQL as a backend kind (lib/sources/backend.ts): lease tables, ShedLock tables and
 // advisory locks, read by this folder's adapter and acted on by its force.ts.
-import { namesEmbeddedStore, type PostgresSourceConfig } from '../../config';
 import type { PgPoolLike } from '../../db/pg-like';
 import { describeBackend } from '../backend';
 import { ForceNotPossibleError } from '../force';
 import { createPostgresForce } from './force';
 import { createPostgresSource } from './index';
+import { namesEmbeddedStore, postgresSource, type PostgresSourceConfig } from './config';
 
 const NO_EMBEDDED_STORE = 'the embedded store is not open in this process (pglite://embedded is read only by a collector on the embedded store)';
 /** The pool of a source that names the embedded store where none is open: every connection is refused. */
@@ -19,6 +19,11 @@ const noEmbeddedStore: PgPoolLike = {
 export const postgresBackend = describeBackend<PostgresSourceConfig>({
   kind: 'postgres',
   title: 'PostgreSQL',
+  configSchema: postgresSource,
+  checkInConfig: (config, store) =>
+    !store.embedded && namesEmbeddedStore(config.url)
+      ? { field: 'url', problem: `expected a postgres:// or postgresql:// URL (pglite://embedded is the embedded store's database, and DATABASE_URL puts the store on PostgreSQL), found "${config.url}"` }
+      : null,
   createSource: (config, { defaultPollMs, embedded }) => createPostgresSource(config, defaultPollMs, namesEmbeddedStore(config.url) ? (embedded ?? noEmbeddedStore) : undefined),
   createForce(config, { embedded }) {
     if (!namesEmbeddedStore(config.url)) return createPostgresForce(config);

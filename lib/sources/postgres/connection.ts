@@ -3,7 +3,7 @@
 // a failure; and the state its reads share.
 import type { PgPoolClientLike, PgPoolLike } from '../../db/pg-like';
 import pg from 'pg';
-import type { PostgresSourceConfig } from '../../config';
+import type { PostgresSourceConfig } from './config';
 import { SourceUnavailableError } from '../errors';
 import { unavailable } from './part-errors';
 

@@ -20,7 +20,7 @@
 // part: snapshot.ts; lease tables: tables.ts (their SQL: table-query.ts); advisory locks:
 // advisory.ts; what a failure costs (a part or the read): part-errors.ts.
 import type { PgPoolLike } from '../../db/pg-like';
-import type { PostgresSourceConfig } from '../../config';
+import type { PostgresSourceConfig } from './config';
 import type { LeaseSource, SourceSnapshot } from '../types';
 import { openPool, withClient, type PostgresSourceState } from './connection';
 import { readKeysOf } from './read-keys';

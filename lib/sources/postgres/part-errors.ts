@@ -1,7 +1,7 @@
 // Failures of a source read part by part: a table (or pg_locks) that cannot be read for
 // reasons of its own, which leaves the source's other parts readable, and a failure of the
 // connection or server, which fails the whole read.
-import { redactUrlPassword } from '../../config';
+import { redactUrlPassword } from '../../redact';
 import { SourceUnavailableError } from '../errors';
 
 /** One table (or pg_locks) cannot be read, for reasons of its own: the source's other parts still can. */

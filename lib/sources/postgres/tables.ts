@@ -2,7 +2,7 @@
 // read in one query and each row judged alone, so that a hostile value costs its own row,
 // and a table that cannot be read costs that table only (PartUnreadableError).
 import type { PgPoolClientLike } from '../../db/pg-like';
-import { redactUrlPassword } from '../../config';
+import { redactUrlPassword } from '../../redact';
 import { displayText } from '../../domain/display';
 import { unreadableObservation, type Observation } from '../../domain/observe';
 import { SourceUnavailableError } from '../errors';

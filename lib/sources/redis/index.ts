@@ -20,9 +20,10 @@
 // Here: the source and its reads. Reading keys from one instance: keys.ts; the connections
 // and shared state: instances.ts; keys to Observations: observe.ts (Redlock: quorum.ts);
 // keyspace notifications: notifications.ts.
-import type { RedisSourceConfig } from '../../config';
-import { redactUrlPassword } from '../../config';
+import type { RedisSourceConfig } from './config';
+import { redactUrlPassword } from '../../redact';
 import type { Observation } from '../../domain/observe';
+import type { BackendContext } from '../backend';
 import { SourceUnavailableError } from '../errors';
 import { RECONCILE_EVERY_MS, type LeaseSource, type PollResult, type SourceSnapshot } from '../types';
 import { closeInstances, connectInstances, problemOf, status, type RedisSourceState } from './instances';
@@ -38,7 +39,7 @@ function unavailable(state: RedisSourceState, error: unknown): never {
 
 async function snapshot(state: RedisSourceState, signal: AbortSignal): Promise<SourceSnapshot> {
   try {
-    const startedAt = performance.now();
+    const startedAt = state.clock.mono();
     const observations = await read(state, (redis, signal) => scanInstance(redis, state.config.match, signal), signal);
     state.lastFullAt = startedAt;
     return { observations, status: status(state) };
@@ -49,7 +50,7 @@ async function snapshot(state: RedisSourceState, signal: AbortSignal): Promise<S
 
 async function poll(state: RedisSourceState, pollMs: number, signal: AbortSignal): Promise<PollResult> {
   const { instances, quorum } = state;
-  if (state.live < instances.length || state.lastFullAt < state.liveSince || performance.now() - state.lastFullAt >= Math.max(RECONCILE_EVERY_MS, 10 * pollMs)) {
+  if (state.live < instances.length || state.lastFullAt < state.liveSince || state.clock.mono() - state.lastFullAt >= Math.max(RECONCILE_EVERY_MS, 10 * pollMs)) {
     return { kind: 'full', ...(await snapshot(state, signal)) };
   }
   const pings = await Promise.allSettled(instances.map((i) => i.redis.ping()));
@@ -69,8 +70,9 @@ async function readKeys(state: RedisSourceState, keys: string[], signal: AbortSi
   }
 }
 
-export function createRedisSource(config: RedisSourceConfig, defaultPollMs: number): LeaseSource {
-  const state = connectInstances(config);
+/** `options.clock`: what its reads are timed on (default: the system clock). */
+export function createRedisSource(config: RedisSourceConfig, defaultPollMs: number, options: Pick<BackendContext, 'clock'> = {}): LeaseSource {
+  const state = connectInstances(config, options.clock);
   return {
     name: config.name,
     backend: 'redis',

@@ -2,8 +2,9 @@
 // connections, each with its command deadline and its last error, the state the source's
 // reads share, and the status it reports of them.
 import Redis from 'ioredis';
-import type { RedisSourceConfig } from '../../config';
-import { redactUrlPassword } from '../../config';
+import type { RedisSourceConfig } from './config';
+import { redactUrlPassword } from '../../redact';
+import { systemClock, type Clock } from '../../time/clock';
 import { connectionProblem } from '../errors';
 import type { SourceStatusDetail } from '../types';
 import { READ_KEYS, type ReaderRedis } from './keys';
@@ -28,6 +29,8 @@ export type RedisSourceState = {
   live: number;
   liveSince: number;
   lastFullAt: number;
+  /** What liveSince and lastFullAt are read on. */
+  clock: Clock;
 };
 
 export function instanceLabel(url: string): string {
@@ -65,11 +68,11 @@ function connectInstance(url: string): RedisInstance {
 }
 
 /** A source's state: a connection to each instance, nothing live yet, no full read yet. */
-export function connectInstances(config: RedisSourceConfig): RedisSourceState {
+export function connectInstances(config: RedisSourceConfig, clock: Clock = systemClock): RedisSourceState {
   const instances = config.urls.map((url) => connectInstance(url));
   const quorum = Math.floor(instances.length / 2) + 1;
   const redlock = instances.length > 1;
-  return { config, instances, quorum, redlock, live: 0, liveSince: Infinity, lastFullAt: -Infinity };
+  return { config, instances, quorum, redlock, live: 0, liveSince: Infinity, lastFullAt: -Infinity, clock };
 }
 
 /** Why a call to an instance failed, in words. */

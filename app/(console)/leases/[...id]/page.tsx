@@ -7,6 +7,7 @@ import { formatLeaseId, InvalidLeaseIdError, LEASE_PATH_HEADER, leaseIdFromRawPa
 import { NotAllowed } from '@/components/auth/not-allowed';
 import { pageAccess } from '@/lib/auth/page';
 import { can } from '@/lib/auth/permissions';
+import { backendTitles } from '@/lib/sources/backends';
 
 export const dynamic = 'force-dynamic';
 
@@ -43,7 +44,7 @@ export default async function LeasePage({ params }: Props) {
   return (
     // The lease is read in the browser, where the live stream keeps it current.
     <Suspense fallback={<LeaseSkeleton id={parsed.id} />}>
-      <LeaseDetailView key={parsed.id} id={parsed.id} abilities={abilities} />
+      <LeaseDetailView key={parsed.id} id={parsed.id} abilities={abilities} backendTitles={backendTitles()} />
     </Suspense>
   );
 }

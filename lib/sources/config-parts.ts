@@ -1,0 +1,37 @@
+// The pieces every backend's config entry is built from (lib/sources/<kind>/config.ts): its
+// name, its poll interval, and URLs with the schemes it reads. Messages that begin with
+// "expected" are used as they are by lib/config/issues.ts.
+import { z } from 'zod';
+
+export const sourceName = z
+  .string({ error: 'expected a source name (text)' })
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, {
+    error: 'expected a source name of 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit',
+  });
+
+export const pollMs = z
+  .number({ error: 'expected a number of milliseconds' })
+  .int({ error: 'expected a whole number of milliseconds' })
+  .min(100, { error: 'expected at least 100 ms' })
+  .max(600_000, { error: 'expected at most 600000 ms (10 minutes)' });
+
+/** A URL whose scheme is one of `schemes` and which names a host (or which `orElse` accepts). */
+export function urlWithScheme(schemes: string[], what: string, orElse: (value: string) => boolean = () => false) {
+  return z.string({ error: `expected ${what}` }).refine(
+    (value) => {
+      if (orElse(value)) return true;
+      try {
+        const url = new URL(value);
+        return schemes.includes(url.protocol.replace(/:$/, '')) && url.host !== '';
+      } catch {
+        return false;
+      }
+    },
+    { error: `expected ${what}` },
+  );
+}
+
+/** The fields every source entry has, whatever its kind: `backend` is the kind's literal. */
+export function sourceEntry<K extends string, S extends z.ZodRawShape>(kind: K, shape: S) {
+  return z.strictObject({ name: sourceName, backend: z.literal(kind), ...shape, pollMs: pollMs.optional() });
+}
