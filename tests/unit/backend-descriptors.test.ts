@@ -13,17 +13,17 @@ import { createSource } from '../../lib/sources/registry';
 
 type Held = { holder: string; token: bigint; ttlMs: number };
 /** The toy's config entry: built like every kind's (name, backend, pollMs), with a map to read. */
-const memorySource = sourceEntry('memory', { password: z.string(), leases: z.custom<Map<string, Held>>((value) => value instanceof Map) });
+const memorySource = sourceEntry('toy-map', { password: z.string(), leases: z.custom<Map<string, Held>>((value) => value instanceof Map) });
 type MemoryConfig = z.output<typeof memorySource>;
 
 /** The toy backend: its whole descriptor. */
 const memoryBackend: BackendDescriptor = describeBackend<MemoryConfig>({
-  kind: 'memory',
+  kind: 'toy-map',
   title: 'In memory',
   configSchema: memorySource,
   createSource: (config, { defaultPollMs }) => ({
     name: config.name,
-    backend: 'memory',
+    backend: 'toy-map',
     pollMs: defaultPollMs,
     async snapshot() {
       if (config.leases.size === 0) throw new Error(`the map of ${config.password} is empty`);
@@ -35,19 +35,22 @@ const memoryBackend: BackendDescriptor = describeBackend<MemoryConfig>({
   createForce: () => {
     throw new Error('not in this toy');
   },
-  endpoints: () => ['memory://local'],
+  endpoints: () => ['toy-map://local'],
   describe: (detail) => `In memory, ${(detail as { size?: number } | null)?.size ?? 0} leases`,
 });
 
 describe('backend descriptors', () => {
   it('each registered kind is there once, with a title', () => {
-    expect(BACKEND_DESCRIPTORS.map((d) => d.kind)).toEqual(['postgres', 'redis', 'etcd']);
-    expect(BACKEND_DESCRIPTORS.map((d) => d.title)).toEqual(['PostgreSQL', 'Redis', 'etcd']);
+    const kinds = BACKEND_DESCRIPTORS.map((d) => d.kind);
+    expect(new Set(kinds).size).toBe(kinds.length);
+    expect(kinds).toEqual(expect.arrayContaining(['postgres', 'redis', 'etcd']));
+    expect(backendTitles()).toMatchObject({ postgres: 'PostgreSQL', redis: 'Redis', etcd: 'etcd' });
+    for (const descriptor of BACKEND_DESCRIPTORS) expect(descriptor.title).toMatch(/\S/);
   });
 
   it('a toy backend added to the list is read through the registry like any other, its secrets scrubbed from its errors', async () => {
     const leases = new Map([['jobs/digest', { holder: 'node-7', token: 42n, ttlMs: 10_000 }]]);
-    const config = memorySource.parse({ backend: 'memory', name: 'toy', password: 'hunter2-secret', leases });
+    const config = memorySource.parse({ backend: 'toy-map', name: 'toy', password: 'hunter2-secret', leases });
     const source = createSource(config as unknown as SourceConfig, 1_000, undefined, [...BACKEND_DESCRIPTORS, memoryBackend]);
     expect(source.name).toBe('toy');
     const read = await source.snapshot(AbortSignal.timeout(1_000));
@@ -58,21 +61,21 @@ describe('backend descriptors', () => {
   });
 
   it('a kind nobody registered is refused by name, not read as another', () => {
-    const config = { backend: 'memory', name: 'toy' } as unknown as SourceConfig;
-    expect(() => backendOf(config)).toThrow('source toy: no backend of kind "memory" is registered');
+    const config = { backend: 'toy-map', name: 'toy' } as unknown as SourceConfig;
+    expect(() => backendOf(config)).toThrow('source toy: no backend of kind "toy-map" is registered');
     expect(backendOf(config, [memoryBackend]).title).toBe('In memory');
   });
 
   it("the config file's sources are the registered kinds' entries, and nothing else", () => {
     expect(sourceSchema.options).toHaveLength(BACKEND_DESCRIPTORS.length);
     sourceSchema.options.forEach((option, index) => expect(option).toBe(BACKEND_DESCRIPTORS[index]!.configSchema));
-    expect(sourceSchema.safeParse({ name: 'toy', backend: 'memory', password: 'x', leases: new Map() }).success).toBe(false);
-    expect(memorySource.safeParse({ name: 'toy', backend: 'memory', password: 'x', leases: new Map() }).success).toBe(true);
+    expect(sourceSchema.safeParse({ name: 'toy', backend: 'toy-map', password: 'x', leases: new Map() }).success).toBe(false);
+    expect(memorySource.safeParse({ name: 'toy', backend: 'toy-map', password: 'x', leases: new Map() }).success).toBe(true);
   });
 
   it('the pages name a kind by its descriptor, and a kind nobody registered by its own name', () => {
-    expect(backendTitles([...BACKEND_DESCRIPTORS, memoryBackend])).toMatchObject({ postgres: 'PostgreSQL', memory: 'In memory' });
-    expect(sourceTitle('memory', { size: 3 }, [memoryBackend])).toBe('In memory, 3 leases');
+    expect(backendTitles([...BACKEND_DESCRIPTORS, memoryBackend])).toMatchObject({ postgres: 'PostgreSQL', 'toy-map': 'In memory' });
+    expect(sourceTitle('toy-map', { size: 3 }, [memoryBackend])).toBe('In memory, 3 leases');
     expect(sourceTitle('redis', { mode: 'redlock', instances: [{}, {}, {}] })).toBe('Redis, Redlock over 3 instances');
     expect(sourceTitle('redis', { mode: 'single', instances: [{}] })).toBe('Redis');
     expect(sourceTitle('zookeeper', null)).toBe('zookeeper');
