@@ -46,12 +46,20 @@ export const MAX_EXACT_CHARS = 4 * EXACT_TEXT_MAX_BYTES + 256;
  * meets the same limits.
  */
 export const SEEN_FIELDS = {
-  expectedHolder: z.string({ error: 'expected the holder you saw (text)' }).min(1).max(MAX_EXACT_CHARS),
+  expectedHolder: z
+    .string({ error: 'expected the holder you saw (text)' })
+    .min(1, { error: 'expected the holder you saw, not an empty text' })
+    .max(MAX_EXACT_CHARS, { error: `expected the holder you saw, as Leasehold shows it: at most ${MAX_EXACT_CHARS} characters` }),
   expectedToken: z
     .string({ error: 'expected the token you saw as a decimal string, or null for an unfenced lease' })
     .regex(new RegExp(`^\\d{1,${MAX_TOKEN_DIGITS}}$`), { error: `expected the token you saw as a decimal string of at most ${MAX_TOKEN_DIGITS} digits` })
     .nullable(),
-  quarantineMs: z.number().int().min(1).max(MAX_QUARANTINE_MS, { error: `expected at most ${MAX_QUARANTINE_MS} ms (an hour)` }).optional(),
+  quarantineMs: z
+    .number({ error: 'expected a quarantine in milliseconds' })
+    .int({ error: 'expected a whole number of milliseconds' })
+    .min(1, { error: 'expected a quarantine of at least 1 ms' })
+    .max(MAX_QUARANTINE_MS, { error: `expected at most ${MAX_QUARANTINE_MS} ms (an hour)` })
+    .optional(),
 };
 
 /** A request's fields besides its action: the lease key as the adapter reports it, and what the person saw. */
