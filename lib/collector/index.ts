@@ -67,7 +67,7 @@ export function startCollector(options: CollectorOptions): Collector {
   const id = options.collectorId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const log = options.log ?? lineLogger('collector');
   const ttlMs = options.ownershipTtlMs ?? options.config.collectorLeaseTtlMs;
-  // On the embedded store, a source may name its database (pglite://embedded, lib/config/schema.ts): it is read through the store's own PGlite.
+  // On the embedded store, a source may name its database (pglite://embedded, lib/sources/postgres/config.ts): it is read through the store's own PGlite.
   const sources = createSources(options.config, options.store.pglite ? pglitePool(options.store.pglite) : null, { clock: options.clock });
   const stop = new AbortController();
   const alerting = options.alerts !== false && options.config.alerts?.enabled === true ? startAlerting({ store: options.store, config: options.config, workerId: id, log: lineLogger('alerts'), clock: options.clock }) : null;

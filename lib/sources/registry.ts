@@ -12,7 +12,7 @@ import type { ChangeHint, LeaseSource } from './types';
 /**
  * A configured source, built by its kind's descriptor (lib/sources/backends.ts). `embedded`:
  * the embedded store's database (lib/db/pglite-pool.ts over the store's open PGlite), for a
- * PostgreSQL source whose url names it (`pglite://embedded`, lib/config/schema.ts); null or
+ * PostgreSQL source whose url names it (`pglite://embedded`, lib/sources/postgres/config.ts); null or
  * absent where this process has no embedded store open (a PostgreSQL store, or `leasehold
  * snapshot`), and such a source is then down, saying so. `backends`: the registered kinds
  * unless a test hands its own.
