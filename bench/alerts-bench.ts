@@ -34,7 +34,6 @@ import { Etcd3 } from 'etcd3';
 import Redis from 'ioredis';
 import pg from 'pg';
 import { generateWebhookSecret } from '../lib/alerts/deliver/secret';
-import { outboxChanged } from '../lib/alerts/outbox-signal';
 import { applyAlertWrites } from '../lib/db/alerts';
 import { NO_FACTS } from '../lib/domain/alert-rules';
 import { listDeliveries } from '../lib/db/deliveries';
@@ -363,7 +362,7 @@ async function warmUp(store: Store, webhookId: string) {
   }));
   for (const write of writes) {
     await applyAlertWrites(store, [write], { linkOf: () => null });
-    outboxChanged();
+    store.outbox.changed();
   }
   for (let waited = 0; (await listDeliveries(store, { webhookId })).filter((d) => d.status === 'delivered').length < writes.length; waited += 100) {
     if (waited > 30_000) throw new Error('the warm-up alerts were not delivered within 30 s');

@@ -24,7 +24,7 @@ import Redis from 'ioredis';
 import pg from 'pg';
 import type { Config } from '../lib/config';
 import { startCollector } from '../lib/collector';
-import { subscribe } from '../lib/live/bus';
+import { createBus } from '../lib/live/bus';
 import type { ReadReport } from '../lib/collector/observe-source';
 import { openStore } from '../lib/db/store';
 import { createPostgresDatabase } from '../tests/support/databases';
@@ -114,7 +114,9 @@ async function runSize(size: number): Promise<Result> {
   } as Config;
   const reads: (ReadReport & { at: number })[] = [];
   const collectStarted = performance.now();
+  const bus = createBus();
   const collector = startCollector({
+    bus,
     store,
     config,
     log: values.verbose ? (line) => log(`    collector: ${line}`) : () => {},
@@ -133,7 +135,7 @@ async function runSize(size: number): Promise<Result> {
   // ---------------------------------------------------------------- the measurement
   const pending = new Map<string, { backend: string; holder: string; at: number }>();
   const latencies: Record<string, number[]> = { redis: [], etcd: [], pg: [] };
-  const { unsubscribe } = subscribe((message) => {
+  const { unsubscribe } = bus.subscribe((message) => {
     if (message.type !== 'lease') return;
     const waiting = pending.get(message.lease.id);
     if (waiting && message.lease.holder === waiting.holder) {

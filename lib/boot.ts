@@ -1,41 +1,38 @@
 // Server start-up inside `next start`: validate the config, open and migrate the store,
 // and close it cleanly on SIGTERM/SIGINT (an embedded PGlite that is not closed needs
 // crash recovery on its next open).
-import { ConfigError, type Config } from './config';
-import { getConfig } from './root';
-import { closeStore, getStore } from './root';
-import { startProcessCollector, stopProcessCollector } from './collector/process';
+import { ConfigError } from './config';
+import { processRoot, type Root } from './root';
 import { StoreLockedError } from './db/embedded';
 import { MigrationError } from './db/migrate';
 import { toPublicError } from './errors';
 import { logger } from './log';
 import { retrying } from './time/retry';
-import { systemClock } from './time/clock';
 
 const log = () => logger('boot');
 
-const bootState = globalThis as typeof globalThis & { __leaseholdBooted?: boolean; __leaseholdStopping?: boolean };
 /** Aborted on SIGTERM/SIGINT: ends the retries of opening the store. */
 const shutdown = new AbortController();
 
+/** Makes the process's composition root (lib/root) from its config, and starts what it runs. */
 export async function boot(): Promise<void> {
-  if (bootState.__leaseholdBooted) return;
-  bootState.__leaseholdBooted = true;
-
-  let config;
+  let root: Root;
   try {
-    config = getConfig();
+    root = processRoot();
   } catch (error) {
     if (error instanceof ConfigError) fatal(error.message);
     throw error;
   }
+  if (root.booted) return;
+  root.booted = true;
+  const { config } = root;
   const where = config.store.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.store.dataDir}`;
   logger('store').info(where);
 
-  installShutdown();
+  installShutdown(root);
   // Boot waits for the first attempt (and what follows a good one); later attempts run on
   // their own while the server serves.
-  await new Promise<void>((attempted) => void startWithStore(config, systemClock.wall(), attempted).finally(attempted));
+  await new Promise<void>((attempted) => void startWithStore(root, root.clock.wall(), attempted).finally(attempted));
 }
 
 /**
@@ -46,12 +43,13 @@ export async function boot(): Promise<void> {
  * from 1 s up to 30 s (lib/time/retry.ts), so that observation starts by itself when the store
  * comes.
  */
-async function startWithStore(config: Config, startedAt: number, attempted: () => void): Promise<void> {
+async function startWithStore(root: Root, startedAt: number, attempted: () => void): Promise<void> {
+  const { config } = root;
   const store = await retrying(
     async () => {
-      const store = await getStore();
+      const store = await root.store();
       const status = await store.migrationStatus();
-      log().info(`store ready in ${systemClock.wall() - startedAt} ms: ${status.applied.length} of ${status.known.length} migrations applied`);
+      log().info(`store ready in ${root.clock.wall() - startedAt} ms: ${status.applied.length} of ${status.known.length} migrations applied`);
       return store;
     },
     {
@@ -66,7 +64,7 @@ async function startWithStore(config: Config, startedAt: number, attempted: () =
       },
     },
   ).catch((error: unknown) => fatal((error as Error).message));
-  if (!store || bootState.__leaseholdStopping) return;
+  if (!store || root.stopping) return;
   // Endpoints' signing secrets are sealed with LEASEHOLD_SECRET_KEY: without the key they
   // need, this server would fail every delivery and could not add an endpoint; say so now.
   await prepareSecrets(store);
@@ -74,12 +72,12 @@ async function startWithStore(config: Config, startedAt: number, attempted: () =
   if (config.demo && store.pglite) {
     try {
       const { startDemo } = await import('./demo');
-      await startDemo(store, { faults: process.env.LEASEHOLD_DEMO_FAULTS !== 'off', users: demoUsers() });
+      await startDemo(root, store, { faults: process.env.LEASEHOLD_DEMO_FAULTS !== 'off', users: demoUsers() });
       logger('demo').info('the weekly-digest fleet runs in this process (no sources configured; LEASEHOLD_DEMO=off to turn it off)');
       const { DEMO_ADMIN, resetDemoAdmin } = await import('./auth/demo-admin');
       const password = await resetDemoAdmin(store);
       const { ensureDemoInbox } = await import('./alerts/demo-inbox');
-      await ensureDemoInbox(store, config.port);
+      await ensureDemoInbox(root, store, config.port);
       // Printed once, on standard output as plain text (not as a log line; where stdout is collected, it is there too).
       process.stdout.write(`\n  Demo admin for this run: ${DEMO_ADMIN} / ${password}\n  (sign in at /login to try force-expire; pages are readable from this machine without signing in)\n\n`);
     } catch (error) {
@@ -92,10 +90,13 @@ async function startWithStore(config: Config, startedAt: number, attempted: () =
     if (await retireDemoAdmin(store).catch(() => false)) logger('auth').warn(`${DEMO_ADMIN} is disabled: the demo does not run here (sources are configured, or LEASEHOLD_DEMO=off)`);
   }
   // The collector runs inside the server unless it is deployed on its own (`leasehold collect`).
-  if (process.env.LEASEHOLD_COLLECTOR !== 'off') startProcessCollector(store, config);
+  if (process.env.LEASEHOLD_COLLECTOR !== 'off') {
+    const { startCollector } = await import('./collector');
+    root.runCollector((wiring) => startCollector({ ...wiring, store }));
+  }
 }
 
-async function prepareSecrets(store: Awaited<ReturnType<typeof getStore>>) {
+async function prepareSecrets(store: Awaited<ReturnType<Root['store']>>) {
   const { prepareSecretsAtRest, SecretsAtRestError } = await import('./alerts/secrets-at-rest');
   try {
     await prepareSecretsAtRest(store, (line) => logger('alerts').info(line));
@@ -119,18 +120,16 @@ function fatal(message: string): never {
   process.exit(1);
 }
 
-function installShutdown() {
-  let stopping = false;
+function installShutdown(root: Root) {
   const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    bootState.__leaseholdStopping = true;
+    if (root.stopping) return;
+    root.stopping = true;
     shutdown.abort();
     log().info(`${signal}: closing the store`);
     const timer = setTimeout(() => process.exit(1), 10_000);
-    stopProcessCollector()
-      .then(async () => (await import('./demo')).stopDemo())
-      .then(closeStore)
+    // The collector first, then the demo and every other part, then the store (lib/root close).
+    root
+      .close()
       .catch((error: unknown) => log().error({ err: error }, 'closing the store failed'))
       .finally(() => {
         clearTimeout(timer);

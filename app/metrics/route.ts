@@ -3,8 +3,7 @@
 // and series per lease up to metrics.leaseSeriesLimit.
 import { Registry } from 'prom-client';
 import { metricsRegistry } from '@/lib/metrics';
-import { getConfig } from '@/lib/root';
-import { getStore } from '@/lib/root';
+import { processRoot } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { leaseRegistry, storeDownRegistry, storeRegistry } from '@/lib/queries/metrics';
 import { requireAccess } from '@/lib/auth/guard';
@@ -19,8 +18,9 @@ export async function GET(request: Request) {
   }
   let fromStore: Registry[];
   try {
-    const store = await getStore();
-    fromStore = await Promise.all([storeRegistry(store), leaseRegistry(store, getConfig().metrics.leaseSeriesLimit)]);
+    const root = processRoot();
+    const store = await root.store();
+    fromStore = await Promise.all([storeRegistry(store), leaseRegistry(root, store, root.config.metrics.leaseSeriesLimit)]);
   } catch {
     fromStore = [storeDownRegistry()];
   }

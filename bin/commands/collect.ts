@@ -1,9 +1,10 @@
 // `leasehold collect`: the collector as its own process. Several may run against one
 // PostgreSQL store: each source is observed by exactly one of them at a time.
 import type { Config } from '../../lib/config';
-import { startCollector } from '../../lib/collector';
 import { prepareSecretsAtRest, SecretsAtRestError } from '../../lib/alerts/secrets-at-rest';
 import { openStore } from '../../lib/db/store';
+import { createRoot } from '../../lib/root';
+import { startCollector } from '../../lib/collector';
 
 export async function collectCommand(config: Config): Promise<number> {
   if (config.sources.length === 0) {
@@ -22,13 +23,14 @@ export async function collectCommand(config: Config): Promise<number> {
     }
     throw error;
   }
-  const collector = startCollector({ store, config });
+  // This command's composition root (lib/root): the collector with its alert worker, on this store.
+  const root = createRoot({ config, store });
+  root.runCollector((wiring) => startCollector({ ...wiring, store }));
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', () => resolve());
     process.once('SIGINT', () => resolve());
   });
   console.log('[leasehold] stopping the collector');
-  await collector.stop();
-  await store.close();
+  await root.close(); // the collector, then the store
   return 0;
 }

@@ -27,6 +27,7 @@ import type { Store } from '../db/store';
 import type { LeaseView } from '../domain/types';
 import { logger } from '../log';
 import { SourceUnavailableError } from '../sources/errors';
+import type { Parts } from '../parts';
 import { ForceConflictError, ForceNotPossibleError, type ForceActions, type ForceDone, type ForcePlan, type ForceRequest } from '../sources/force';
 import { refusalOf, type AdminAction } from './actions';
 import { forceActionsOf } from './backend-actions';
@@ -43,8 +44,10 @@ export type ForceContext = {
   leaseId: string;
   body: ForceBody;
   principal: Principal;
-  /** The configured sources; this process's config when not given (tests give their own). */
-  sources?: readonly SourceConfig[];
+  /** The configured sources. */
+  sources: readonly SourceConfig[];
+  /** Where the connections to each source are kept (the server's composition root, lib/root; a test's own). */
+  root: Parts;
   /** The console's address, for the link in a force_action alert (config alerts.publicUrl). */
   publicUrl?: string;
   /** A permission the principal was already checked for (the route's rule, lib/auth/route-rules.ts): not asked again. */
@@ -55,7 +58,10 @@ export type ForceOutcome =
   | { dryRun: true; plan: ForcePlan; lease: LeaseView }
   | { dryRun: false; previousToken: string | null; newToken: string | null; auditId: string; lease: LeaseView; detail: Record<string, unknown> };
 
-function auditBase(action: AdminAction, context: ForceContext, requestId: string): Omit<AuditInput, 'phase'> {
+/** What the audit of an action needs of its context. */
+type AuditedContext = Pick<ForceContext, 'store' | 'leaseId' | 'body' | 'principal'>;
+
+function auditBase(action: AdminAction, context: AuditedContext, requestId: string): Omit<AuditInput, 'phase'> {
   const { principal, body, leaseId } = context;
   return {
     requestId,
@@ -77,7 +83,7 @@ function auditBase(action: AdminAction, context: ForceContext, requestId: string
  * Records a refusal that happened before the action began (a 403 from the route's rule, or the
  * row's rules). `lease`: the lease when the caller has read it already; else it is read here.
  */
-export async function auditRefusal(action: AdminAction, context: ForceContext, error: Error & { status: number }, lease?: LeaseView): Promise<void> {
+export async function auditRefusal(action: AdminAction, context: AuditedContext, error: Error & { status: number }, lease?: LeaseView): Promise<void> {
   if (context.body.dryRun) return;
   // An anonymous visitor is nobody to record, and a lease never observed is nothing: neither
   // may fill the log (each entry takes the table's lock) by asking again and again.
@@ -97,7 +103,7 @@ export async function runForceAction(action: AdminAction, context: ForceContext)
     const refusal = refusalOf(action, lease, context);
     if (refusal) throw refusal;
     // A lease whose source is no longer configured is refused (422) like the rules refuse: audited.
-    actions = forceActionsOf(store, lease.source, context.sources);
+    actions = forceActionsOf(context.root, store, lease.source, context.sources);
   } catch (error) {
     if (!(error instanceof AuthError || error instanceof NotPossibleError)) throw error;
     await auditRefusal(action, context, error, lease);

@@ -2,7 +2,7 @@
 // this server's POST /api/v1/demo/inbox, so that a newcomer sees the scheduler's missed
 // renewals and failovers arrive, signed, within a second of happening. Each message is checked
 // as a receiver would (the Standard Webhooks signature, with the endpoint's secret) and the
-// last 200 are kept in memory.
+// last 200 are kept in memory, in the composition root (lib/root) that serves them.
 import { timingSafeEqual } from 'node:crypto';
 import { signatureHeader } from './deliver/sign';
 import { generateWebhookSecret } from './deliver/secret';
@@ -12,6 +12,7 @@ import { createWebhook, getWebhookForSending, listWebhooks, updateWebhook } from
 import type { AlertMessage } from '../domain/alert-types';
 import type { InboxMessage } from '../domain/schemas/demo';
 import { systemClock } from '../time/clock';
+import { part, type Parts } from '../parts';
 
 export const DEMO_INBOX = 'demo-inbox';
 const KEEP = 200;
@@ -21,20 +22,20 @@ const TOLERANCE_S = 300;
 /** A message as kept and shown (GET /api/v1/demo/inbox): lib/domain/schemas/demo.ts. */
 export type { InboxMessage };
 
-const state = globalThis as typeof globalThis & { __leaseholdInbox?: { messages: InboxMessage[]; webhookId: string | null } };
-const inbox = () => (state.__leaseholdInbox ??= { messages: [], webhookId: null });
+const INBOX = part<{ messages: InboxMessage[]; webhookId: string | null }>('demo inbox', () => ({ messages: [], webhookId: null }));
 
 /** Makes (or points at this server) the demo's endpoint. */
-export async function ensureDemoInbox(store: Store, port: number): Promise<void> {
+export async function ensureDemoInbox(root: Parts, store: Store, port: number): Promise<void> {
+  const inbox = root.part(INBOX);
   const url = `http://127.0.0.1:${port}/api/v1/demo/inbox`;
   const existing = (await listWebhooks(store)).find((w) => w.name === DEMO_INBOX);
   // Its secret signs for this server's own inbox only: without LEASEHOLD_SECRET_KEY it is kept
   // as it is (the demo needs no setting), with one it is sealed like any other.
   if (!existing) {
-    inbox().webhookId = (await createWebhook(store, { name: DEMO_INBOX, url, format: 'native', secret: generateWebhookSecret(), routingKey: null, rules: [], keepPlainWithoutKey: true })).id;
+    inbox.webhookId = (await createWebhook(store, { name: DEMO_INBOX, url, format: 'native', secret: generateWebhookSecret(), routingKey: null, rules: [], keepPlainWithoutKey: true })).id;
     return;
   }
-  inbox().webhookId = existing.id;
+  inbox.webhookId = existing.id;
   const full = await getWebhookForSending(store, existing.id).catch((error: unknown) => {
     // Sealed with a key this run does not have: a new secret (nobody else checks this one's signatures).
     if (error instanceof SecretUnreadableError) return null;
@@ -44,13 +45,13 @@ export async function ensureDemoInbox(store: Store, port: number): Promise<void>
   else if (full.url !== url) await updateWebhook(store, existing.id, { url });
 }
 
-export function inboxMessages(): InboxMessage[] {
-  return [...inbox().messages].reverse();
+export function inboxMessages(root: Parts): InboxMessage[] {
+  return [...root.part(INBOX).messages].reverse();
 }
 
 /** Checks and keeps one delivery; false when this server runs no demo inbox. */
-export async function receiveInboxMessage(store: Store, headers: Headers, body: string): Promise<boolean> {
-  const { webhookId, messages } = inbox();
+export async function receiveInboxMessage(root: Parts, store: Store, headers: Headers, body: string): Promise<boolean> {
+  const { webhookId, messages } = root.part(INBOX);
   if (!webhookId) return false;
   const id = headers.get('webhook-id') ?? '';
   const timestamp = headers.get('webhook-timestamp') ?? '';

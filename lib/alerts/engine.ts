@@ -15,7 +15,6 @@ import type { LeaseChange, TrackedLease } from '../domain/tracked-lease';
 import { metrics } from '../metrics';
 import { systemClock, type Clock } from '../time/clock';
 import { alertFingerprint } from './fingerprint';
-import { outboxChanged } from './outbox-signal';
 
 const TICK_MS = 1_000;
 const RULES_CHECK_MS = 5_000;
@@ -186,7 +185,7 @@ export class AlertEngine {
           const applied = await applyAlertWrites(this.options.store, batch, { linkOf: this.options.linkOf, nowWall: this.clock.wall() });
           this.pending.splice(0, batch.length);
           delayMs = 100;
-          if (applied.queued > 0) outboxChanged();
+          if (applied.queued > 0) this.options.store.outbox.changed();
           for (const alert of applied.fired) this.options.log(`alert firing: ${alert.rule.type}: ${alert.summary}`);
         } catch (error) {
           metrics.inc('leasehold_alert_write_failures_total', {});
@@ -211,7 +210,7 @@ export class AlertEngine {
     for (const write of batch) {
       try {
         const applied = await applyAlertWrites(this.options.store, [write], { linkOf: this.options.linkOf, nowWall: this.clock.wall() });
-        if (applied.queued > 0) outboxChanged();
+        if (applied.queued > 0) this.options.store.outbox.changed();
       } catch (error) {
         this.options.log(`alerts: the store refused an alert change (${write.op} ${write.fingerprint}): ${(error as Error)?.message ?? error}`);
       }

@@ -10,7 +10,6 @@ import type { ForceEventType } from '../domain/admin-actions';
 import type { LeaseView } from '../domain/types';
 import { alertWrite } from './engine';
 import { alertLinker } from './link';
-import { outboxChanged } from './outbox-signal';
 import { systemClock, type Clock } from '../time/clock';
 
 export type ForcedAction = {
@@ -43,6 +42,6 @@ export async function raiseForceAlert(store: Store, forced: ForcedAction, public
     clock.mono(),
   );
   const applied = await applyAlertWrites(store, decisions.map(alertWrite), { linkOf: alertLinker(publicUrl), nowWall: clock.wall() });
-  if (applied.queued > 0) outboxChanged();
+  if (applied.queued > 0) store.outbox.changed();
   return applied.fired.length + applied.repeated;
 }

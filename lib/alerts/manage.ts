@@ -21,7 +21,6 @@ import { WEBHOOK_FORMATS } from './deliver/formats';
 import { generateWebhookSecret, parseWebhookSecret } from './deliver/secret';
 import { ms, name, scope } from './body-fields';
 import { alertLinker } from './link';
-import { outboxChanged } from './outbox-signal';
 import { checkRuleParams, type newRuleBody, type ruleChangeBody } from './rule-bodies';
 import { DeliveryWorker } from './worker';
 import { systemClock } from '../time/clock';
@@ -124,7 +123,7 @@ export async function changeWebhook(store: Store, config: AlertsConfig, id: stri
   try {
     const webhook = await updateWebhook(store, id, { ...change, rotateSecret: rotated });
     if (!webhook) throw new ManageError(404, 'not_found', 'No such endpoint.');
-    if (change.enabled) outboxChanged(); // what waited for it goes now
+    if (change.enabled) store.outbox.changed(); // what waited for it goes now
     return rotated ? { webhook, secret: rotated } : { webhook };
   } catch (error) {
     if (error instanceof WebhookNameTakenError) throw new ManageError(409, 'webhook_exists', error.message);
@@ -174,7 +173,7 @@ export async function sendTestMessage(store: Store, config: AlertsConfig, id: st
 export async function replayDeliveries(store: Store, webhookId: string, deliveryId: string | null): Promise<{ replayed: number }> {
   if (!(await getWebhook(store, webhookId))) throw new ManageError(404, 'not_found', 'No such endpoint.');
   const replayed = await replayDeadDeliveries(store, webhookId, deliveryId);
-  if (replayed > 0) outboxChanged();
+  if (replayed > 0) store.outbox.changed();
   return { replayed };
 }
 
@@ -208,13 +207,13 @@ export async function changeRule(store: Store, config: AlertsConfig, id: string,
   });
   if (!rule) throw new ManageError(404, 'not_found', 'No such rule.');
   // A rule turned off says nothing any more: what it had open is resolved.
-  if (change.enabled === false) await resolveAlertsOfRule(store, id, { linkOf: alertLinker(config.publicUrl) }).then((n) => n > 0 && outboxChanged());
+  if (change.enabled === false) await resolveAlertsOfRule(store, id, { linkOf: alertLinker(config.publicUrl) }).then((n) => n > 0 && store.outbox.changed());
   return rule;
 }
 
 export async function removeRule(store: Store, config: AlertsConfig, id: string): Promise<void> {
   if (!(await deleteRule(store, id))) throw new ManageError(404, 'not_found', 'No such rule.');
-  if ((await resolveAlertsOfRule(store, id, { linkOf: alertLinker(config.publicUrl) })) > 0) outboxChanged();
+  if ((await resolveAlertsOfRule(store, id, { linkOf: alertLinker(config.publicUrl) })) > 0) store.outbox.changed();
 }
 
 // ---- silences
@@ -242,7 +241,7 @@ export async function addSilence(store: Store, body: z.output<typeof newSilenceB
 export async function stopSilence(store: Store, id: string): Promise<SilenceView> {
   const silence = await endSilence(store, id);
   if (!silence) throw new ManageError(404, 'not_found', 'No such silence.');
-  outboxChanged(); // what it held back goes now
+  store.outbox.changed(); // what it held back goes now
   return silence;
 }
 

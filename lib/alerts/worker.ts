@@ -16,7 +16,6 @@ import { createEgressAgent } from './deliver/egress';
 import { buildRequest, isWebhookFormat } from './deliver/formats';
 import { sendWebhook, type SendResult } from './deliver/send';
 import { webhookHeaders } from './deliver/sign';
-import { nextOutboxChange, outboxChanged, outboxChanges } from './outbox-signal';
 import { systemClock, type Clock } from '../time/clock';
 
 /**
@@ -58,7 +57,7 @@ export class DeliveryWorker {
     while (!signal.aborted) {
       let busy = false;
       // Noted before looking: something queued while this pass runs is looked for again at once.
-      const seen = outboxChanges();
+      const seen = this.options.store.outbox.changes();
       try {
         if (this.clock.mono() - this.lastSweep >= lookEveryMs(this.options.store)) {
           this.lastSweep = this.clock.mono();
@@ -73,7 +72,7 @@ export class DeliveryWorker {
         if (failures === 1 || failures % 60 === 0) this.options.log(`alerts: the outbox cannot be read (${(error as Error)?.message ?? error}); trying again`);
       }
       const look = lookEveryMs(this.options.store);
-      if (!busy) await nextOutboxChange(failures > 0 ? Math.min(10_000, look * failures) : look, signal, failures > 0 ? undefined : seen);
+      if (!busy) await this.options.store.outbox.next(failures > 0 ? Math.min(10_000, look * failures) : look, signal, failures > 0 ? undefined : seen);
     }
   }
 
@@ -120,7 +119,7 @@ export class DeliveryWorker {
       return false;
     });
     // A retry: look again when it is due, without waiting for the next look.
-    if (recorded && outcome.kind === 'failed' && !outcome.last && outcome.retryInMs < 3_600_000) setTimeout(outboxChanged, outcome.retryInMs + 5).unref?.();
+    if (recorded && outcome.kind === 'failed' && !outcome.last && outcome.retryInMs < 3_600_000) setTimeout(this.options.store.outbox.changed, outcome.retryInMs + 5).unref?.();
     return result;
   }
 

@@ -20,17 +20,16 @@ export const PEER_HEADER = 'x-leasehold-peer';
 
 const NOBODY = new AddressSet([]);
 
-// Parsed once per value of the setting (which the config keeps for the process), on globalThis
-// as the config itself: Next may load this module more than once.
-const parsed = globalThis as typeof globalThis & { __leaseholdTrustedProxies?: { key: string; proxies: AddressSet } };
+// Parsed once per config (a memo: a second copy of this module under Next parses it once more).
+const parsed = new WeakMap<readonly string[], AddressSet>();
 
 /** The proxies a config believes (default: this process's); nobody when the config cannot be read. */
 export function trustedProxies(config?: Pick<Config, 'trustedProxies'>): AddressSet {
   try {
     const list = (config ?? getConfig()).trustedProxies;
-    const key = list.join(',');
-    if (parsed.__leaseholdTrustedProxies?.key !== key) parsed.__leaseholdTrustedProxies = { key, proxies: new AddressSet(list) };
-    return parsed.__leaseholdTrustedProxies.proxies;
+    let proxies = parsed.get(list);
+    if (!proxies) parsed.set(list, (proxies = new AddressSet(list)));
+    return proxies;
   } catch {
     // Who is asking must still be answered (the sign-in limits need an address): by the socket.
     return NOBODY;

@@ -10,17 +10,18 @@ import { PEER_HEADER } from './peer';
 import { allowedMethods, methodNotAllowed } from './refusal';
 
 const UNREPRESENTABLE = new Set(['TRACE']);
-const installed = globalThis as typeof globalThis & { __leaseholdMethodGuard?: boolean };
+// The patched emit carries this mark: whichever copy of this module runs next (Next loads it
+// more than once) sees the patch on the prototype itself and leaves it.
+const GUARD = Symbol.for('leasehold.methodGuard');
 
 /**
  * Answers TRACE with 405 and the path's Allow, and stamps every request with its socket's
  * address (PEER_HEADER), on every HTTP server of this process. Idempotent.
  */
 export function refuseUnrepresentableMethods(): void {
-  if (installed.__leaseholdMethodGuard) return;
-  installed.__leaseholdMethodGuard = true;
-  const emit = http.Server.prototype.emit;
-  http.Server.prototype.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
+  const emit = http.Server.prototype.emit as typeof http.Server.prototype.emit & { [GUARD]?: true };
+  if (emit[GUARD]) return;
+  const guarded = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
     if (event === 'request') {
       const [request, response] = args as [http.IncomingMessage, http.ServerResponse];
       // The address the request came from, which a route handler cannot see: stamped here,
@@ -48,6 +49,8 @@ export function refuseUnrepresentableMethods(): void {
     }
     return (emit as (this: http.Server, event: string | symbol, ...args: unknown[]) => boolean).call(this, event, ...args);
   } as typeof emit;
+  guarded[GUARD] = true;
+  http.Server.prototype.emit = guarded;
 }
 
 function decodable(path: string): boolean {

@@ -1,5 +1,5 @@
 // Signing in with a name and a password. Failed attempts are limited per user name and per
-// address (rate-limiter-flexible, in this process's memory): past the limit, 429 with
+// address (rate-limiter-flexible, in the memory of the server's composition root): past the limit, 429 with
 // Retry-After, and the password is not even checked. The log line names the user and the
 // address, never the password. A user who does not exist, a disabled user, an OIDC-only
 // user and a wrong password all get the same answer after the same work.
@@ -8,6 +8,7 @@ import type { Config } from '../config';
 import { findUserByName, type UserRecord } from '../db/users';
 import type { Store } from '../db/store';
 import { logger } from '../log';
+import { part, type Parts } from '../parts';
 import { AuthError } from './errors';
 import { verifyPassword } from './password';
 import { SESSION_COOKIES } from './cookies';
@@ -20,13 +21,11 @@ export const FAILURES_PER_USER = 5;
 export const FAILURES_PER_ADDRESS = 20;
 const WINDOW_SECONDS = 15 * 60;
 
-const limits = globalThis as typeof globalThis & { __leaseholdSignInLimits?: { user: RateLimiterMemory; address: RateLimiterMemory } };
-function limiters() {
-  return (limits.__leaseholdSignInLimits ??= {
-    user: new RateLimiterMemory({ keyPrefix: 'user', points: FAILURES_PER_USER, duration: WINDOW_SECONDS }),
-    address: new RateLimiterMemory({ keyPrefix: 'address', points: FAILURES_PER_ADDRESS, duration: WINDOW_SECONDS }),
-  });
-}
+/** The failures counted in one composition root (lib/root): the server's, or a test's. */
+const SIGN_IN_LIMITS = part('sign-in limits', () => ({
+  user: new RateLimiterMemory({ keyPrefix: 'user', points: FAILURES_PER_USER, duration: WINDOW_SECONDS }),
+  address: new RateLimiterMemory({ keyPrefix: 'address', points: FAILURES_PER_ADDRESS, duration: WINDOW_SECONDS }),
+}));
 
 function tooMany(msBeforeNext: number): AuthError {
   const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
@@ -38,8 +37,8 @@ function tooMany(msBeforeNext: number): AuthError {
  * checked: attempts sent at once cannot all pass a check made before any of them failed.
  * 429 when either is used up (and nothing is taken from the other). Returns what gives it back.
  */
-async function takeAttempt(name: string, address: string): Promise<() => Promise<unknown>> {
-  const { user, address: byAddress } = limiters();
+async function takeAttempt(root: Parts, name: string, address: string): Promise<() => Promise<unknown>> {
+  const { user, address: byAddress } = root.part(SIGN_IN_LIMITS);
   const taken: (() => Promise<unknown>)[] = [];
   const giveBack = () => Promise.all(taken.map((give) => give()));
   try {
@@ -57,8 +56,8 @@ async function takeAttempt(name: string, address: string): Promise<() => Promise
 
 export type SignInResult = { user: UserRecord; cookieValue: string; maxAgeSeconds: number };
 
-export async function signIn(store: Store, config: Config, name: string, password: string, address: string): Promise<SignInResult> {
-  const giveBack = await takeAttempt(name, address);
+export async function signIn(root: Parts, store: Store, config: Config, name: string, password: string, address: string): Promise<SignInResult> {
+  const giveBack = await takeAttempt(root, name, address);
   // A store that cannot answer is not a failed attempt.
   const [user, matches] = await (async () => {
     const found = await findUserByName(store, name);
@@ -72,7 +71,8 @@ export async function signIn(store: Store, config: Config, name: string, passwor
     throw new AuthError(401, 'sign_in_failed', 'The name or the password is wrong.');
   }
   // A success clears the user name's failures, and is not counted against the address.
-  await Promise.all([limiters().user.delete(name.toLowerCase()), limiters().address.reward(address)]);
+  const limits = root.part(SIGN_IN_LIMITS);
+  await Promise.all([limits.user.delete(name.toLowerCase()), limits.address.reward(address)]);
   const session = await startSession(store, config.auth, user, 'password', address);
   logger('auth').info({ user: user.name, address }, 'signed in');
   return { user, ...session };

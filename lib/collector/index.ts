@@ -23,6 +23,7 @@ import { retrying } from '../time/retry';
 import { startAlerting, type Alerting } from '../alerts';
 import { observeSource, type ObserveOptions } from './observe-source';
 import { StaleOwnerError } from '../db/observer-writes';
+import { createBus, type Bus } from '../live/bus';
 
 export type CollectorOptions = {
   store: Store;
@@ -38,6 +39,8 @@ export type CollectorOptions = {
   deadlineTimers?: false;
   /** The clock its sources, observers and alerts read (lib/time); the system's unless a test hands its own. */
   clock?: Clock;
+  /** Where its observers publish what changed (its composition root's bus, lib/root); a bus of its own when not given. */
+  bus?: Bus;
 };
 
 export type Collector = {
@@ -51,7 +54,7 @@ export type Collector = {
 
 /** What every source's observer shares in one collector. */
 type Observers = {
-  options: CollectorOptions;
+  options: CollectorOptions & { bus: Bus };
   id: string;
   log: (line: string) => void;
   ringSize: number;
@@ -63,7 +66,8 @@ type Observers = {
   alerting: Alerting | null;
 };
 
-export function startCollector(options: CollectorOptions): Collector {
+export function startCollector(given: CollectorOptions): Collector {
+  const options = { ...given, bus: given.bus ?? createBus() };
   const id = options.collectorId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const log = options.log ?? lineLogger('collector');
   const ttlMs = options.ownershipTtlMs ?? options.config.collectorLeaseTtlMs;
@@ -143,7 +147,7 @@ async function observe(observers: Observers, source: LeaseSource, token: bigint,
     // An observer that fails for any reason but a lost ownership starts again: after 1 s,
     // growing to 10 s while it keeps failing at once, and 1 s again after one that ran for a
     // minute. The collector must not quietly stop watching a source it holds.
-    await retrying(() => observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead, alerts: alerting?.engine, deadlineTimers: options.deadlineTimers, clock: options.clock }, signal), {
+    await retrying(() => observeSource({ store: options.store, source, collectorId: id, token, ringSize, log, onRead: options.onRead, alerts: alerting?.engine, deadlineTimers: options.deadlineTimers, clock: options.clock, bus: options.bus }, signal), {
       what: `${source.name}: observer`,
       signal,
       initialDelayMs: 1_000,

@@ -14,7 +14,7 @@ import type { Store } from '../db';
 import { applyRead, type AppliedRead } from '../domain/apply-read';
 import type { Observation, ReadContext, TrackedLease } from '../domain/observe';
 import { eventView, leaseView } from '../domain/views';
-import { publish } from '../live/bus';
+import type { Bus } from '../live/bus';
 import { metrics } from '../metrics';
 import { SourceUnavailableError } from '../sources/errors';
 import type { LeaseSource, PollResult, UnreadScope } from '../sources/types';
@@ -44,6 +44,8 @@ export type ObserveOptions = {
   /** false: no deadline timers; a missed renewal is seen at the next read (the benchmark's peer, bench/alerts-bench.ts). Default on. */
   deadlineTimers?: false;
   clock?: Clock;
+  /** Where what changed is published (the collector's bus). */
+  bus: Bus;
 };
 
 export type ReadReport = { source: string; full: boolean; ok: boolean; leases: number; changed: number; events: number; durationMs: number };
@@ -163,7 +165,7 @@ class SourceObserver {
     await this.changesWritten;
     if (!(await this.renewalsQueue.enqueue(batch))) return;
     const nowWall = this.clock.wall();
-    for (const lease of due.dirty) publish({ type: 'lease', lease: leaseView(lease, nowWall) });
+    for (const lease of due.dirty) this.options.bus.publish({ type: 'lease', lease: leaseView(lease, nowWall) });
   }
 
   private async onFullRead(result: PollResult, start: ReadStart, gap: boolean) {
@@ -254,11 +256,11 @@ class SourceObserver {
     if (!written) return;
     // Tell the live stream what changed.
     const nowWall = this.clock.wall();
-    for (const lease of published) publish({ type: 'lease', lease: leaseView(lease, nowWall) });
+    for (const lease of published) this.options.bus.publish({ type: 'lease', lease: leaseView(lease, nowWall) });
     const ids = new Map(written.map((w) => [`${w.leaseId}#${w.seq}`, w.id]));
     for (const { lease, seq, change } of applied.events) {
       const id = ids.get(`${lease.id}#${seq}`);
-      if (id) publish({ type: 'event', event: eventView(id, lease.id, change) });
+      if (id) this.options.bus.publish({ type: 'event', event: eventView(id, lease.id, change) });
     }
   }
 
@@ -279,7 +281,7 @@ class SourceObserver {
     // the store sees the source's leases marked. Every write of the source's row is told (a
     // change of status, and its "last good read" about once a second), so that pages show how
     // long ago the source was read, live, without asking.
-    if (batch.source) publish({ type: 'source', source: this.health.view(batch.source) });
+    if (batch.source) this.options.bus.publish({ type: 'source', source: this.health.view(batch.source) });
     return outcome.written;
   }
 

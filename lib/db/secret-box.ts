@@ -77,13 +77,14 @@ export function keyringOf(env: Record<string, string | undefined>): Keyring {
   return { current, byId };
 }
 
-const cache = globalThis as typeof globalThis & { __leaseholdKeyring?: { source: string; keyring: Keyring } };
+// A memo of the last environment read (a second copy of this module under Next reads it once more).
+let memo: { source: string; keyring: Keyring } | undefined;
 
 /** This process's keys, from its environment (read again when it changes: tests set it). */
 export function processKeyring(): Keyring {
   const source = `${process.env[SECRET_KEY_ENV] ?? ''}\n${process.env[PREVIOUS_KEYS_ENV] ?? ''}`;
-  if (cache.__leaseholdKeyring?.source !== source) cache.__leaseholdKeyring = { source, keyring: keyringOf(process.env) };
-  return cache.__leaseholdKeyring.keyring;
+  if (memo?.source !== source) memo = { source, keyring: keyringOf(process.env) };
+  return memo.keyring;
 }
 
 export const isSealed = (stored: string) => stored.startsWith(PREFIX);

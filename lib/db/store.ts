@@ -5,6 +5,7 @@ import { PrismaClient } from '../generated/prisma/client';
 import { openEmbedded, type EmbeddedDatabase } from './embedded';
 import { migrate, migrationStatus, readMigrations, type Migration, type MigrationStatus } from './migrate';
 import { connectPostgres, pgliteSession, pooledPostgres, type SqlSession } from './sql';
+import { createOutboxSignal, type OutboxSignal } from './outbox-signal';
 
 /** Where the store is: PostgreSQL (DATABASE_URL), or the embedded PGlite in a data directory. */
 export type StoreConfig =
@@ -32,6 +33,8 @@ export type Store = {
   url: string | null;
   /** The embedded database itself (the demo keeps its own tables in it); null on PostgreSQL. */
   pglite: PGlite | null;
+  /** Wakes the delivery worker on this store object when the outbox changes (lib/db/outbox-signal.ts). */
+  outbox: OutboxSignal;
   /** Disconnects Prisma, then closes PGlite (so its next open needs no recovery) and releases its lock. */
   close(): Promise<void>;
 };
@@ -84,6 +87,7 @@ async function openPostgresStore(
     migrations,
     url,
     pglite: null,
+    outbox: createOutboxSignal(),
     migrationStatus: () => withSql((sql) => migrationStatus(sql, migrations)),
     withSql,
     transaction: (work) => (writer ??= pooledPostgres(url, { applicationName: 'leasehold-writer', max: 10 })).transaction(work),
@@ -112,6 +116,7 @@ async function openPgliteStore(
       migrations,
       url: null,
       pglite: embedded.pglite,
+      outbox: createOutboxSignal(),
       migrationStatus: () => migrationStatus(session, migrations),
       withSql: (work) => work(session),
       transaction: (work) => session.transaction(work),

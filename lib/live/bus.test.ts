@@ -2,12 +2,13 @@
 // messages after it, in order; a position it cannot honour says so instead of guessing.
 import { describe, expect, it } from 'vitest';
 import type { LeaseEventView } from '../domain/types';
-import { position, publish, seqOf, subscribe, type BusMessage } from './bus';
+import { createBus, type BusMessage } from './bus';
 
 const event = (id: number): BusMessage => ({
   type: 'event',
   event: { id: String(id), leaseId: 'r/a', type: 'renewed', at: new Date(0).toISOString(), holder: 'w', previousHolder: null, token: '1', previousToken: null, gapMs: null, detail: null } as LeaseEventView,
 });
+const { position, publish, seqOf, subscribe } = createBus();
 const ids = (messages: BusMessage[]) => messages.map((m) => (m.type === 'event' ? Number(m.event.id) : -1));
 
 describe('the bus', () => {
@@ -64,5 +65,17 @@ describe('the bus', () => {
     expect(seqOf(`${epoch}.${Number(seq) + 1}`)).toBeNull();
     for (const bad of [null, '', 'x', `${epoch}`, `${epoch}.-1`, `${epoch}.1e3`, `${epoch}.1.2`, `${epoch}.99999999999999999999`]) expect(seqOf(bad)).toBeNull();
     expect(seqOf(`${epoch}.${seq}`)).toBe(Number(seq));
+  });
+
+  it("is one root's: another bus has its own epoch and sequence, and does not hear this one", () => {
+    const other = createBus();
+    const heard: BusMessage[] = [];
+    const { unsubscribe } = other.subscribe((message) => heard.push(message));
+    publish(event(30));
+    expect(heard).toEqual([]);
+    expect(other.seqOf(position())).toBeNull();
+    expect(other.listeners()).toBe(1);
+    unsubscribe();
+    expect(other.listeners()).toBe(0);
   });
 });

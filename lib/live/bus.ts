@@ -1,5 +1,5 @@
 // In-process publish/subscribe between the collector and the API's live stream. One bus per
-// process, on globalThis (Next gives route handlers and instrumentation separate module copies).
+// composition root (lib/root), which hands it to the collector, the relay, streams and the lease cache.
 //
 // Every message gets a sequence number, and the bus remembers the last RING of them. A
 // position, "<epoch>.<seq>", names a point in this process's stream of changes: the lease
@@ -30,56 +30,55 @@ export type BusMessage =
 /** Messages remembered for resuming: a few seconds of 10,000 leases renewing. */
 const RING = 10_000;
 
-type Bus = { emitter: EventEmitter; epoch: string; seq: number; ring: (BusMessage | undefined)[] };
-
-const state = globalThis as typeof globalThis & { __leaseholdBus?: Bus };
-
-function bus(): Bus {
-  if (!state.__leaseholdBus) {
-    const emitter = new EventEmitter();
-    // Every open stream is a listener; there is no meaningful limit to warn about.
-    emitter.setMaxListeners(0);
-    state.__leaseholdBus = { emitter, epoch: randomBytes(4).toString('hex'), seq: 0, ring: new Array(RING) };
-  }
-  return state.__leaseholdBus;
-}
-
-export function publish(message: BusMessage) {
-  const b = bus();
-  b.seq += 1;
-  b.ring[b.seq % RING] = message;
-  b.emitter.emit('message', message, b.seq);
-}
-
-/** Where the bus is now: every message up to it has been delivered to every subscriber. */
-export function position(): string {
-  const b = bus();
-  return `${b.epoch}.${b.seq}`;
-}
-
-/** The sequence number a position names on this bus, or null when it is not one of ours. */
-export function seqOf(position: string | null | undefined): number | null {
-  const match = /^([0-9a-f]{8})\.(\d{1,15})$/.exec(position ?? '');
-  if (!match || match[1] !== bus().epoch) return null;
-  const seq = Number(match[2]);
-  return seq <= bus().seq ? seq : null;
-}
-
 export type Listener = (message: BusMessage, seq: number) => void;
 
-/**
- * Subscribes; returns the function that unsubscribes. With `after` (a sequence number of this
- * bus), the messages after it are delivered first, when the bus still remembers all of them:
- * `resumed` says whether it did. Nothing can be published between the replay and the
- * subscription (one thread), so there is no gap and no repeat.
- */
-export function subscribe(listener: Listener, after?: number | null): { unsubscribe: () => void; resumed: boolean } {
-  const b = bus();
-  let resumed = false;
-  if (after !== undefined && after !== null && after <= b.seq && b.seq - after <= RING) {
-    resumed = true;
-    for (let seq = after + 1; seq <= b.seq; seq++) listener(b.ring[seq % RING]!, seq);
-  }
-  b.emitter.on('message', listener);
-  return { unsubscribe: () => b.emitter.off('message', listener), resumed };
+/** The bus of one composition root (lib/root): the collector publishes, streams and the lease cache subscribe. */
+export type Bus = {
+  publish(message: BusMessage): void;
+  /** Where the bus is now: every message up to it has been delivered to every subscriber. */
+  position(): string;
+  /** The sequence number a position names on this bus, or null when it is not one of ours. */
+  seqOf(position: string | null | undefined): number | null;
+  /**
+   * Subscribes; returns the function that unsubscribes. With `after` (a sequence number of this
+   * bus), the messages after it are delivered first, when the bus still remembers all of them:
+   * `resumed` says whether it did. Nothing can be published between the replay and the
+   * subscription (one thread), so there is no gap and no repeat.
+   */
+  subscribe(listener: Listener, after?: number | null): { unsubscribe: () => void; resumed: boolean };
+  /** Streams and caches subscribed now. */
+  listeners(): number;
+};
+
+export function createBus(): Bus {
+  const emitter = new EventEmitter();
+  // Every open stream is a listener; there is no meaningful limit to warn about.
+  emitter.setMaxListeners(0);
+  const epoch = randomBytes(4).toString('hex');
+  const ring: (BusMessage | undefined)[] = new Array(RING);
+  let seq = 0;
+  return {
+    publish(message) {
+      seq += 1;
+      ring[seq % RING] = message;
+      emitter.emit('message', message, seq);
+    },
+    position: () => `${epoch}.${seq}`,
+    seqOf(position) {
+      const match = /^([0-9a-f]{8})\.(\d{1,15})$/.exec(position ?? '');
+      if (!match || match[1] !== epoch) return null;
+      const named = Number(match[2]);
+      return named <= seq ? named : null;
+    },
+    subscribe(listener, after) {
+      let resumed = false;
+      if (after !== undefined && after !== null && after <= seq && seq - after <= RING) {
+        resumed = true;
+        for (let at = after + 1; at <= seq; at++) listener(ring[at % RING]!, at);
+      }
+      emitter.on('message', listener);
+      return { unsubscribe: () => emitter.off('message', listener), resumed };
+    },
+    listeners: () => emitter.listenerCount('message'),
+  };
 }

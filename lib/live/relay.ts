@@ -11,19 +11,21 @@ import { readEventViews, readLeaseViews } from '../db/leases';
 import { readSource, readSources, type SourceRecord } from '../db/sources';
 import { systemClock } from '../time/clock';
 import { retrying } from '../time/retry';
-import { publish } from './bus';
+import type { Bus } from './bus';
 
-const state = globalThis as typeof globalThis & { __leaseholdRelay?: { stop(): void } };
+export type Relay = { stop(): void };
 
 /** How often the sources' rows are read for the reads of collectors in other processes. */
 const SOURCE_READS_EVERY_MS = 1_000;
 
 /**
- * Starts relaying (once per process). `ownCollector`: the id of this process's collector, if
- * any, whose changes are already on the bus (lib/collector/process.ts processCollector).
+ * Starts relaying to `bus` (a composition root does, once: lib/root ensureRelay). `ownCollector`:
+ * the id of the root's collector, if any, whose changes are already on the bus. Nothing to relay
+ * on the embedded store: one process writes it.
  */
-export function ensureRelay(store: Store, ownCollector: () => string | undefined) {
-  if (state.__leaseholdRelay || store.url === null) return;
+export function startRelay(store: Store, bus: Bus, ownCollector: () => string | undefined): Relay {
+  if (store.url === null) return { stop() {} };
+  const { publish } = bus;
   const stop = new AbortController();
   let client: pg.Client | null = null;
 
@@ -36,7 +38,7 @@ export function ensureRelay(store: Store, ownCollector: () => string | undefined
     if (payload.events?.length) for (const event of await readEventViews(store, payload.events.map((id) => BigInt(id)))) publish({ type: 'event', event });
   };
 
-  const { publishSource, relaySources } = sourceRelay(store, ownCollector);
+  const { publishSource, relaySources } = sourceRelay(store, bus, ownCollector);
   const sourceTimer = setInterval(() => void relaySources().catch(() => {}), SOURCE_READS_EVERY_MS);
   sourceTimer.unref();
 
@@ -55,7 +57,7 @@ export function ensureRelay(store: Store, ownCollector: () => string | undefined
       await systemClock.sleep(1_000, stop.signal);
     }
   })();
-  state.__leaseholdRelay = {
+  return {
     stop() {
       stop.abort();
       clearInterval(sourceTimer);
@@ -69,7 +71,7 @@ export function ensureRelay(store: Store, ownCollector: () => string | undefined
  * wrote is published again when its status or last good read moved (the stream tells the
  * reads of sources this process observes itself as they happen).
  */
-function sourceRelay(store: Store, ownCollector: () => string | undefined) {
+function sourceRelay(store: Store, { publish }: Bus, ownCollector: () => string | undefined) {
   const told = new Map<string, string>();
   const publishSource = (source: SourceRecord) => {
     told.set(source.name, `${source.status}|${source.lastGoodReadAt?.getTime() ?? ''}`);

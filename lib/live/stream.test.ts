@@ -3,7 +3,8 @@
 // The same over real sockets against `next start`: tests/e2e/stream-backpressure.spec.ts.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LeaseEventView } from '../domain/types';
-import { position, publish, seqOf, type BusMessage } from './bus';
+import { createBus, type BusMessage } from './bus';
+import { createParts } from '../parts';
 import { renderMetrics } from '../metrics';
 import { loadAppConfig } from '../root';
 import { clientAddress } from '../api/peer';
@@ -14,7 +15,10 @@ const event = (id: number, pad = 0): BusMessage => ({
   type: 'event',
   event: { id: String(id), leaseId: 'r/a', type: 'renewed', at: new Date(0).toISOString(), holder: 'w'.repeat(1 + pad), previousHolder: null, token: '1', previousToken: null, gapMs: null, detail: null } as LeaseEventView,
 });
-const listeners = () => (globalThis as { __leaseholdBus?: { emitter: { listenerCount(name: string): number } } }).__leaseholdBus!.emitter.listenerCount('message');
+// This file's own bus and parts, as a composition root (lib/root) would hand them.
+const bus = createBus();
+const parts = createParts();
+const { position, publish, seqOf, listeners } = bus;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const all = () => true;
 
@@ -51,7 +55,7 @@ function sseReader(stream: ReadableStream<Uint8Array>) {
 const opened: { end(): void }[] = [];
 function open(options: Partial<Parameters<typeof openLiveStream>[0]> = {}) {
   let ended = 0;
-  const stream = openLiveStream({ after: null, wanted: all, onEnd: () => (ended += 1), ...options });
+  const stream = openLiveStream({ bus, after: null, wanted: all, onEnd: () => (ended += 1), ...options });
   const handle = { stream, ended: () => ended, end: () => void stream.cancel().catch(() => {}) };
   opened.push(handle);
   return handle;
@@ -153,10 +157,10 @@ describe('the live stream', () => {
 describe('the stream caps', () => {
   it('answers 429 with Retry-After past the cap per address, and past the cap per server', async () => {
     const limits = { maxClients: 3, maxClientsPerAddress: 2 };
-    const a1 = admitStreamClient('10.0.0.1', limits);
-    const a2 = admitStreamClient('10.0.0.1', limits);
+    const a1 = admitStreamClient(parts, '10.0.0.1', limits);
+    const a2 = admitStreamClient(parts, '10.0.0.1', limits);
     expect(a1.ok && a2.ok).toBe(true);
-    const a3 = admitStreamClient('10.0.0.1', limits);
+    const a3 = admitStreamClient(parts, '10.0.0.1', limits);
     expect(a3.ok).toBe(false);
     if (a3.ok) return;
     expect(a3.response.status).toBe(429);
@@ -165,9 +169,9 @@ describe('the stream caps', () => {
     expect(body.error).toBe('too_many_streams');
     expect(body.message).toContain('LEASEHOLD_STREAM_MAX_CLIENTS_PER_ADDRESS');
 
-    const b1 = admitStreamClient('10.0.0.2', limits);
+    const b1 = admitStreamClient(parts, '10.0.0.2', limits);
     expect(b1.ok).toBe(true);
-    const b2 = admitStreamClient('10.0.0.2', limits);
+    const b2 = admitStreamClient(parts, '10.0.0.2', limits);
     expect(b2.ok).toBe(false);
     if (!b2.ok) expect(((await b2.response.json()) as { message: string }).message).toContain('LEASEHOLD_STREAM_MAX_CLIENTS)');
 
@@ -176,9 +180,9 @@ describe('the stream caps', () => {
       a1.release();
       a1.release();
     }
-    const b3 = admitStreamClient('10.0.0.2', limits);
+    const b3 = admitStreamClient(parts, '10.0.0.2', limits);
     expect(b3.ok).toBe(true);
-    expect(admitStreamClient('10.0.0.3', limits).ok).toBe(false);
+    expect(admitStreamClient(parts, '10.0.0.3', limits).ok).toBe(false);
     for (const slot of [a2, b1, b3]) if (slot.ok) slot.release();
   });
 

@@ -20,9 +20,9 @@
 // clients that lag share the bytes they hold; replayed messages are rendered only as the
 // client takes them (pull), so a resume far back is not held in memory at once.
 import { metrics } from '../metrics';
-import { position, seqOf, subscribe, type BusMessage } from './bus';
+import type { Bus, BusMessage } from './bus';
 import { type Config } from '../config';
-import { getConfig } from '../root';
+import { part, type Parts } from '../parts';
 import { systemClock } from '../time/clock';
 
 export const STREAM_BUFFER_BYTES = 256 * 1024;
@@ -33,28 +33,22 @@ export const STREAM_RETRY_AFTER_S = 10;
 
 export type StreamLimits = { maxClients: number; maxClientsPerAddress: number };
 
-/** The caps of this process (LEASEHOLD_STREAM_MAX_CLIENTS, _PER_ADDRESS: lib/config/schema.ts validates them at start). */
-export function streamLimits(config: Pick<Config, 'stream'> = getConfig()): StreamLimits {
+/** The caps a config sets (LEASEHOLD_STREAM_MAX_CLIENTS, _PER_ADDRESS: lib/config/schema.ts validates them at start). */
+export function streamLimits(config: Pick<Config, 'stream'>): StreamLimits {
   return config.stream;
 }
 
-type Clients = { open: number; byAddress: Map<string, number>; limits?: StreamLimits };
+type Clients = { open: number; byAddress: Map<string, number> };
 
-// One count per process, on globalThis (as the bus: Next may load this module more than once).
-const state = globalThis as typeof globalThis & { __leaseholdStreamClients?: Clients };
-
-function clients(): Clients {
-  state.__leaseholdStreamClients ??= { open: 0, byAddress: new Map() };
-  return state.__leaseholdStreamClients;
-}
+/** The streams open in one composition root (lib/root): the server's, or a test's. */
+const STREAM_CLIENTS = part<Clients>('live stream clients', () => ({ open: 0, byAddress: new Map() }));
 
 
 export type Admission = { ok: true; release: () => void } | { ok: false; response: Response };
 
-/** Takes a slot for a stream from `address`, or the 429 to answer with. release() frees it (once). */
-export function admitStreamClient(address: string, limits?: StreamLimits): Admission {
-  const c = clients();
-  const { maxClients, maxClientsPerAddress } = limits ?? (c.limits ??= streamLimits());
+/** Takes a slot in `root` for a stream from `address`, or the 429 to answer with. release() frees it (once). */
+export function admitStreamClient(root: Parts, address: string, { maxClients, maxClientsPerAddress }: StreamLimits): Admission {
+  const c = root.part(STREAM_CLIENTS);
   const fromAddress = c.byAddress.get(address) ?? 0;
   if (c.open >= maxClients || fromAddress >= maxClientsPerAddress) {
     const server = c.open >= maxClients;
@@ -88,12 +82,14 @@ export function admitStreamClient(address: string, limits?: StreamLimits): Admis
   };
 }
 
-/** Open streams in this process (for tests). */
-export function openStreamCount(): number {
-  return clients().open;
+/** Open streams in `root` (for tests). */
+export function openStreamCount(root: Parts): number {
+  return root.part(STREAM_CLIENTS).open;
 }
 
 export type LiveStreamOptions = {
+  /** The bus of the root the stream is opened in. */
+  bus: Bus;
   /** Resume after this position (?after= or Last-Event-ID). */
   after: string | null;
   wanted: (message: BusMessage) => boolean;
@@ -134,7 +130,7 @@ class LiveStream {
   readonly bufferBytes: number;
   private readonly maxBufferBytes: number;
   private readonly stallMs: number;
-  private readonly epoch = position().split('.')[0]!;
+  private readonly epoch: string;
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private open = true;
   private unsubscribe = () => {};
@@ -151,22 +147,24 @@ class LiveStream {
     this.bufferBytes = options.bufferBytes ?? STREAM_BUFFER_BYTES;
     this.maxBufferBytes = options.maxBufferBytes ?? STREAM_MAX_BUFFER_BYTES;
     this.stallMs = options.stallMs ?? STREAM_STALL_MS;
+    this.epoch = options.bus.position().split('.')[0]!;
   }
 
   start(controller: ReadableStreamDefaultController<Uint8Array>) {
     const { options, epoch } = this;
     this.controller = controller;
-    const afterSeq = seqOf(options.after);
+    const { bus } = options;
+    const afterSeq = bus.seqOf(options.after);
     // Hello first, then the replayed messages (when resuming), then live ones. Subscribing
     // replays synchronously: nothing is published in between.
     let live = false;
-    const subscription = subscribe((message, seq) => {
+    const subscription = bus.subscribe((message, seq) => {
       if (!options.wanted(message)) return;
       if (live) this.send(render(epoch, message, seq));
       else this.pending.push({ message, seq });
     }, afterSeq);
     this.unsubscribe = subscription.unsubscribe;
-    const hello = subscription.resumed ? `${epoch}.${afterSeq}` : position();
+    const hello = subscription.resumed ? `${epoch}.${afterSeq}` : bus.position();
     // gap: asked to resume and could not; what the client shows may miss changes.
     const gap = options.after !== null && !subscription.resumed;
     controller.enqueue(encoder.encode(`retry: 2000\nid: ${hello}\nevent: hello\ndata: ${JSON.stringify({ position: hello, gap })}\n\n`));

@@ -2,7 +2,8 @@
 import 'server-only';
 import type { Config, SourceConfig } from '../config';
 import { redactUrl, scrub, secretsOf } from '../redact';
-import { subscribe } from '../live/bus';
+import { part, type Parts } from '../parts';
+import type { Bus } from '../live/bus';
 import type { Store } from '../db';
 import type { SourceView } from '../domain/schemas/lease';
 import { leaseCountsBySource } from '../db/leases';
@@ -13,28 +14,28 @@ import { systemClock } from '../time/clock';
 /** A source as the API shows it (docs/api.md "Source"): lib/domain/schemas/lease.ts. */
 export type SourceRow = SourceView;
 
-const sourceRows = new WeakMap<Store, { at: number; rows: Promise<SourceRecord[]> }>();
-let sourcesChanged = false;
+/** Where the source rows may be cached: a composition root's parts and its bus (which says when a source's status changes). */
+export type SourceRowsCache = { root: Parts & { bus: Bus }; maxAgeMs: number };
 
-function readSourceRows(store: Store, maxAgeMs: number): Promise<SourceRecord[]> {
-  ensureSourceWatch();
-  const cached = sourceRows.get(store);
-  if (cached && !sourcesChanged && systemClock.wall() - cached.at <= maxAgeMs) return cached.rows;
-  sourcesChanged = false;
-  const rows = readSources(store);
-  sourceRows.set(store, { at: systemClock.wall(), rows });
-  rows.catch(() => sourceRows.delete(store));
-  return rows;
-}
+type SourceRows = { byStore: WeakMap<Store, { at: number; rows: Promise<SourceRecord[]> }>; changed: boolean; unsubscribe: (() => void) | null };
 
-let watching = false;
-function ensureSourceWatch() {
-  if (watching) return;
-  watching = true;
+/** The source rows a root last read, per store; unsubscribed from its bus when the root closes. */
+const SOURCE_ROWS = part<SourceRows>('source rows', () => ({ byStore: new WeakMap(), changed: false, unsubscribe: null }), (cache) => cache.unsubscribe?.());
+
+function readSourceRows(store: Store, cached?: SourceRowsCache): Promise<SourceRecord[]> {
+  if (!cached) return readSources(store);
+  const cache = cached.root.part(SOURCE_ROWS);
   // A source going down or coming back is read at once, whatever the cache's age.
-  subscribe((message) => {
-    if (message.type === 'source') sourcesChanged = true;
-  });
+  cache.unsubscribe ??= cached.root.bus.subscribe((message) => {
+    if (message.type === 'source') cache.changed = true;
+  }).unsubscribe;
+  const last = cache.byStore.get(store);
+  if (last && !cache.changed && systemClock.wall() - last.at <= cached.maxAgeMs) return last.rows;
+  cache.changed = false;
+  const rows = readSources(store);
+  cache.byStore.set(store, { at: systemClock.wall(), rows });
+  rows.catch(() => cache.byStore.delete(store));
+  return rows;
 }
 
 /**
@@ -70,13 +71,13 @@ function hostPart(url: string): string {
 }
 
 /**
- * The configured sources with their status. `maxAgeMs`: the source rows may be that old (the
- * lease list, asked for by every page load, reads them at most once a second; a change of
- * status is read at once).
+ * The configured sources with their status. `cached`: the source rows may be `maxAgeMs` old,
+ * kept in that root (the lease list, asked for by every page load, reads them at most once a
+ * second; a change of status is read at once); read from the store each time without it.
  */
-export async function listSources(store: Store, config: Config, leaseCounts?: ReadonlyMap<string, number>, maxAgeMs = 0): Promise<SourceRow[]> {
+export async function listSources(store: Store, config: Config, leaseCounts?: ReadonlyMap<string, number>, cached?: SourceRowsCache): Promise<SourceRow[]> {
   const [rows, leaseCount] = await Promise.all([
-    readSourceRows(store, maxAgeMs),
+    readSourceRows(store, cached),
     leaseCounts ?? leaseCountsBySource(store),
   ]);
   const stored = new Map(rows.map((row) => [row.name, row]));

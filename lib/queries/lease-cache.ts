@@ -12,10 +12,9 @@
 // request copies the chunks and writes the digits into the slots (the rest of a slot stays
 // spaces, which JSON allows after a value). An update rebuilds only its lease's chunk.
 import 'server-only';
-import { position, subscribe } from '../live/bus';
-import { processCollector } from '../collector/process';
-import { ensureRelay } from '../live/relay';
 import type { Store } from '../db';
+import type { Root } from '../root';
+import { part } from '../parts';
 import type { LeaseView } from '../domain/types';
 import { leavesWindowAt, recentChangesOfHands, recentSince, RECENT_WINDOW_MS, stillRecent } from '../domain/recent-changes';
 import { applyToLease, listChangeOf } from '../domain/lease-list';
@@ -44,7 +43,18 @@ type Cache = {
   unsubscribe: () => void;
 };
 
-const state = globalThis as typeof globalThis & { __leaseholdLeaseCache?: WeakMap<Store, Cache> };
+/** What the cache needs of its composition root (lib/root): the bus it follows, and the relay that feeds it other processes' changes. */
+export type LeaseCacheRoot = Pick<Root, 'bus' | 'part' | 'ensureRelay'>;
+
+/** The cache of each store a root serves from (one, but a test's root may serve two); unsubscribed when the root closes. */
+const LEASE_CACHES = part(
+  'lease list cache',
+  () => new Map<Store, Cache>(),
+  (caches) => {
+    for (const cache of caches.values()) cache.unsubscribe();
+    caches.clear();
+  },
+);
 
 async function load(store: Store, cache: Cache) {
   cache.sinceLoad = new Map();
@@ -116,9 +126,9 @@ function chunksOf(cache: Cache, now: number): Chunk[] {
   return cache.chunks;
 }
 
-function cacheFor(store: Store): Cache {
-  state.__leaseholdLeaseCache ??= new WeakMap();
-  let cache = state.__leaseholdLeaseCache.get(store);
+function cacheFor(root: LeaseCacheRoot, store: Store): Cache {
+  const caches = root.part(LEASE_CACHES);
+  let cache = caches.get(store);
   if (cache) return cache;
   const created: Cache = { entries: new Map(), order: null, counts: new Map(), chunks: null, chunkOf: new Map(), pruneAt: 0, loadedAt: 0, loading: null, sinceLoad: null, unsubscribe: () => {} };
   const update = (id: string, entry: Entry) => {
@@ -130,12 +140,12 @@ function cacheFor(store: Store): Cache {
     created.sinceLoad?.set(id, entry);
   };
   cache = created;
-  state.__leaseholdLeaseCache.set(store, created);
-  ensureRelay(store, () => processCollector()?.id);
+  caches.set(store, created);
+  root.ensureRelay(store);
   // Each source's status as the bus last told it (stale: down): most source messages only move
   // its last read (about one a second), and only a change of status marks leases and reloads.
   const toldStale = new Map<string, boolean>();
-  created.unsubscribe = subscribe((message) => {
+  created.unsubscribe = root.bus.subscribe((message) => {
     if (created.loadedAt === 0 && !created.sinceLoad) return; // not loading yet: the first load will see it
     // What the message does to the list is lib/domain/lease-list.ts's rule, as in the browser;
     // this cache keeps the times of changes of hands (for the hour window) beside each view.
@@ -169,8 +179,8 @@ function cacheFor(store: Store): Cache {
 }
 
 /** Loads the cache the first time (waiting for it), and refreshes it in the background when old. */
-async function fresh(store: Store): Promise<Cache> {
-  const cache = cacheFor(store);
+async function fresh(root: LeaseCacheRoot, store: Store): Promise<Cache> {
+  const cache = cacheFor(root, store);
   const refresh = () =>
     (cache.loading ??= load(store, cache).finally(() => {
       cache.loading = null;
@@ -185,6 +195,7 @@ async function fresh(store: Store): Promise<Cache> {
  * order, with remainingMs as of now.
  */
 export async function leaseListJson(
+  root: LeaseCacheRoot,
   store: Store,
   filter: LeaseFilter,
 ): Promise<{
@@ -196,14 +207,14 @@ export async function leaseListJson(
   /** the live bus's position this list is current to (lib/live/bus.ts) */
   position: string;
 }> {
-  const cache = await fresh(store);
+  const cache = await fresh(root, store);
   const now = systemClock.wall();
   pruneHour(cache, now);
   const limit = filter.limit ?? 10_000;
   if (!filter.source && !filter.state && !filter.q && cache.entries.size <= limit) {
     let json = wholeList(chunksOf(cache, now), now);
     while (!json) json = wholeList(chunksOf(cache, now), now); // a slot was too narrow: its chunk was assembled again
-    return { json, total: cache.entries.size, truncated: false, counts: cache.counts, position: position() };
+    return { json, total: cache.entries.size, truncated: false, counts: cache.counts, position: root.bus.position() };
   }
   const q = filter.q?.toLowerCase();
   const parts: Buffer[] = [Buffer.from('[')];
@@ -224,15 +235,15 @@ export async function leaseListJson(
     shown++;
   }
   parts.push(Buffer.from(']'));
-  return { json: Buffer.concat(parts), total, truncated: total > shown, counts: cache.counts, position: position() };
+  return { json: Buffer.concat(parts), total, truncated: total > shown, counts: cache.counts, position: root.bus.position() };
 }
 
 /**
  * Every lease as it is now, in (source, key) order, at most `limit` of them: for the per-lease
  * series of /metrics (lib/queries/metrics.ts leaseMetrics). `total`: how many there are in all.
  */
-export async function currentLeases(store: Store, limit: number): Promise<{ leases: LeaseView[]; total: number }> {
-  const cache = await fresh(store);
+export async function currentLeases(root: LeaseCacheRoot, store: Store, limit: number): Promise<{ leases: LeaseView[]; total: number }> {
+  const cache = await fresh(root, store);
   const now = systemClock.wall();
   pruneHour(cache, now);
   const leases: LeaseView[] = [];

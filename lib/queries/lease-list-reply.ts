@@ -1,11 +1,10 @@
 // The body of GET /api/v1/leases: the lease list (served from memory, lib/queries/lease-cache.ts)
 // and every source's status, assembled as UTF-8 JSON around the list's bytes, not re-serialized.
 import 'server-only';
-import { getConfig } from '../root';
-import type { Store } from '../db';
+import type { Root } from '../root';
 import { InvalidParameterError } from '../api/params';
 import { listSources, type SourceRow } from './console';
-import { leaseListJson } from './lease-cache';
+import { leaseListJson, type LeaseCacheRoot } from './lease-cache';
 import type { LeaseFilter } from './leases';
 import { systemClock } from '../time/clock';
 
@@ -17,16 +16,17 @@ export type LeaseListReply = {
 };
 
 /**
- * `{ leases, total, truncated, position, sources }` for `filter`. `started`: when the request
+ * `{ leases, total, truncated, position, sources }` for `filter`, from `root`'s store and cache. `started`: when the request
  * began (performance.now()), which the timings count from. A `source` that no source has
  * (configured, or still in the store) is a 400 naming the sources there are.
  */
-export async function leaseListReply(store: Store, filter: LeaseFilter, started = systemClock.mono()): Promise<LeaseListReply> {
-  const list = await leaseListJson(store, filter);
+export async function leaseListReply(root: LeaseCacheRoot & Pick<Root, 'config' | 'store'>, filter: LeaseFilter, started = systemClock.mono()): Promise<LeaseListReply> {
+  const store = await root.store();
+  const list = await leaseListJson(root, store, filter);
   const listMs = systemClock.mono() - started;
   // Lease counts per source from the same list, not a COUNT over the table; the source rows
   // at most a second old (their last good read moves on with every poll).
-  const sources = await listSources(store, getConfig(), list.counts, 1_000);
+  const sources = await listSources(store, root.config, list.counts, { root, maxAgeMs: 1_000 });
   const unknown = unknownSource(filter.source, sources);
   if (unknown) throw unknown;
   const sourcesMs = systemClock.mono() - started - listMs;

@@ -6,7 +6,7 @@ import type { Store } from '../db';
 import { leaseCountsByState } from '../db/leases';
 import { readSources } from '../db/sources';
 import type { LeaseView } from '../domain/types';
-import { currentLeases } from './lease-cache';
+import { currentLeases, type LeaseCacheRoot } from './lease-cache';
 
 const gauge = (registry: Registry, name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [registry] });
 
@@ -46,8 +46,8 @@ export const storeDownRegistry = () => storeUp(0);
  * A series is left out where its value is not known (no expiry, no token, no renewal yet).
  * Cost: up to 6 series per lease, and the holder series changes with each change of hands.
  */
-export async function leaseRegistry(store: Store, limit: number): Promise<Registry> {
-  const { leases, total } = limit > 0 ? await currentLeases(store, limit) : { leases: [], total: 0 };
+export async function leaseRegistry(root: LeaseCacheRoot, store: Store, limit: number): Promise<Registry> {
+  const { leases, total } = limit > 0 ? await currentLeases(root, store, limit) : { leases: [], total: 0 };
   return leaseSeries(leases, total, limit);
 }
 
@@ -89,4 +89,4 @@ const lines = async (registry: Registry) => (await registry.metrics()).trimEnd()
 export const storeMetrics = async (store: Store): Promise<string[]> => lines(await storeRegistry(store));
 
 /** leaseRegistry's series as lines of text. */
-export const leaseMetrics = async (store: Store, limit: number): Promise<string[]> => lines(await leaseRegistry(store, limit));
+export const leaseMetrics = async (root: LeaseCacheRoot, store: Store, limit: number): Promise<string[]> => lines(await leaseRegistry(root, store, limit));

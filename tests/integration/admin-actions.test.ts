@@ -90,6 +90,7 @@ describe.each(STORE_KINDS)('lib/admin on a $kind store', ({ create }) => {
     body,
     principal: who,
     sources: world.sources,
+    root: world.parts,
   });
 
   describe.each(FENCED)('fenced: $name', ({ index }) => {
@@ -346,7 +347,7 @@ describe('races: the holder renews or releases while an operator force-expires w
           outcomes.attempts++;
           // What the operator saw: this grant. true: the force won; false: 409, the lease had changed; null: anything else.
           const body = { expectedHolder: lease.holder, expectedToken: lease.token.toString(), reason: REASON };
-          const force = forceExpireLease({ store, leaseId, principal: operator, sources: world.sources, body }).then(
+          const force = forceExpireLease({ store, leaseId, principal: operator, sources: world.sources, root: world.parts, body }).then(
             () => true,
             (error: unknown) => (error instanceof ChangedSinceSeenError ? false : (problems.push(`iteration ${i}: ${String(error)}`), null)),
           );

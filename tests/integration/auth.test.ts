@@ -14,6 +14,7 @@ import { authenticate, type Principal } from '../../lib/auth/principal';
 import { sha256 } from '../../lib/auth/secrets';
 import { endSession, sessionPrincipal, startSession } from '../../lib/auth/session';
 import { FAILURES_PER_ADDRESS, FAILURES_PER_USER, signIn } from '../../lib/auth/sign-in';
+import { createParts } from '../../lib/parts';
 import { createToken, tokenPrincipal } from '../../lib/auth/tokens';
 import { type Config } from '../../lib/config';
 import { loadAppConfig } from '../../lib/root';
@@ -451,7 +452,9 @@ describe.each(STORE_KINDS)('sessions, tokens and users on $kind', ({ create }) =
 });
 
 describe('signing in (limits on failures)', () => {
-  const limits = globalThis as typeof globalThis & { __leaseholdSignInLimits?: unknown; __leaseholdLog?: Logger };
+  const logs = globalThis as typeof globalThis & { __leaseholdLog?: Logger };
+  // The failures are counted in a root's parts (lib/root): each test its own, as a fresh server.
+  let parts = createParts();
   let db: TestDatabase;
   let store: Store;
   let log = '';
@@ -464,18 +467,17 @@ describe('signing in (limits on failures)', () => {
     await db?.drop();
   });
   beforeEach(() => {
-    delete limits.__leaseholdSignInLimits;
+    parts = createParts();
     log = '';
-    limits.__leaseholdLog = createLogger({ level: 'info', destination: { write: (chunk: string) => void (log += chunk) } });
+    logs.__leaseholdLog = createLogger({ level: 'info', destination: { write: (chunk: string) => void (log += chunk) } });
   });
   afterEach(() => {
-    delete limits.__leaseholdSignInLimits;
-    delete limits.__leaseholdLog;
+    delete logs.__leaseholdLog;
   });
 
   const address = () => `198.51.100.${Math.floor(Math.random() * 250) + 1}`;
   const user = async (role: Role = 'viewer') => createUser(store, { name: `s-${uid()}`, role, passwordHash });
-  const attempt = (name: string, password: string, from: string) => signIn(store, BASE, name, password, from);
+  const attempt = (name: string, password: string, from: string) => signIn(parts, store, BASE, name, password, from);
   const lines = () => log.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
 
   it('the right password signs in; a wrong one, no such user and a disabled user get the same 401; the log never has the password', async () => {
@@ -565,7 +567,7 @@ describe('signing in (limits on failures)', () => {
     const grace = await user();
     const from = address();
     const down = { prisma: { user: { findUnique: () => Promise.reject(new Error('the store is down')) } } } as unknown as Store;
-    for (let i = 0; i < FAILURES_PER_USER + 2; i++) await expect(signIn(down, BASE, grace.name, PASSWORD, from)).rejects.toThrow('the store is down');
+    for (let i = 0; i < FAILURES_PER_USER + 2; i++) await expect(signIn(parts, down, BASE, grace.name, PASSWORD, from)).rejects.toThrow('the store is down');
     expect((await attempt(grace.name, PASSWORD, from)).user.id).toBe(grace.id);
   });
 });

@@ -9,8 +9,8 @@ import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../lib/config';
 import { startCollector, type Collector } from '../../lib/collector';
-import { subscribe, type BusMessage } from '../../lib/live/bus';
-import { ensureRelay } from '../../lib/live/relay';
+import { createBus, type BusMessage } from '../../lib/live/bus';
+import { startRelay } from '../../lib/live/relay';
 import { openStore, type Store } from '../../lib/db/store';
 import { createLeaseClient } from '../../lib/lease';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
@@ -165,8 +165,10 @@ describe('a collector in another process', () => {
     const configFile = path.join(scratch, 'relay.json');
     writeFileSync(configFile, JSON.stringify({ sources: [{ name: 'relayed', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`] }], pollMs: 200 }));
     const messages: BusMessage[] = [];
-    const { unsubscribe } = subscribe((message) => messages.push(message));
-    ensureRelay(store, () => undefined);
+    // This process's bus, fed by its relay (no collector of its own here).
+    const bus = createBus();
+    const { unsubscribe } = bus.subscribe((message) => messages.push(message));
+    const relay = startRelay(store, bus, () => undefined);
     const child = spawn(process.execPath, ['--import', 'tsx', 'bin/leasehold.ts', 'collect'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: db.url, LEASEHOLD_CONFIG: configFile },
@@ -190,6 +192,7 @@ describe('a collector in another process', () => {
       await client.release(lease);
     } finally {
       unsubscribe();
+      relay.stop();
       await client.close();
     }
   }, 60_000);

@@ -37,7 +37,8 @@ import Redis from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCollector } from '../../lib/collector';
-import { subscribe, type BusMessage } from '../../lib/live/bus';
+import type { BusMessage } from '../../lib/live/bus';
+import { testRoot } from '../support/root';
 import type { ReadReport } from '../../lib/collector/observe-source';
 import type { Config, SourceConfig } from '../../lib/config';
 import { openStore, type Store } from '../../lib/db/store';
@@ -139,6 +140,8 @@ let storeDb: TestDatabase & { url: string };
 let pgliteDb: TestDatabase & { dataDir: string };
 let observedDb: TestDatabase & { url: string };
 const stores: Partial<Record<'postgres' | 'pglite', Store>> = {};
+// The composition root these runs serve from (lib/root): its bus carries the collectors' messages to the cached lease list.
+const root = testRoot();
 let redisAdmin: Redis;
 const REDIS_USER = `lh_hostile_${hex()}`;
 const REDIS_PASSWORD = `h0st!le ${hex()}@pw`;
@@ -232,7 +235,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  (globalThis as { __leaseholdRelay?: { stop(): void } }).__leaseholdRelay?.stop();
+  await root.close(); // its relay and caches (the stores are closed below)
   await redisAdmin?.acl('DELUSER', REDIS_USER).catch(() => {});
   redisAdmin?.disconnect();
   etcdAdmin?.close();
@@ -317,10 +320,10 @@ async function observe(
   const bus: BusMessage[] = [];
   const mine = (message: BusMessage) =>
     message.type === 'lease' ? message.lease.source === source.name : message.type === 'event' ? message.event.leaseId.startsWith(`${source.name}/`) : message.source.name === source.name;
-  const { unsubscribe } = subscribe((message) => {
+  const { unsubscribe } = root.bus.subscribe((message) => {
     if (mine(message)) bus.push(message);
   });
-  const collector = startCollector({ store, config, log: (line) => logs.push(line), onRead: reads.push });
+  const collector = startCollector({ store, config, bus: root.bus, log: (line) => logs.push(line), onRead: reads.push });
   const leaseCount = () => store.prisma.lease.count({ where: { sourceName: source.name } });
   const context = async () =>
     `\nsource row: ${json(await store.prisma.source.findUnique({ where: { name: source.name } }))}\nreads: ${json(reads.reports.slice(-5))}\nlog:\n  ${logs.slice(-10).join('\n  ')}`;
@@ -445,7 +448,7 @@ async function check(store: Store, config: Config, name: string, expected: Expec
     for (const event of page.events) expectEventView(event as unknown as Record<string, unknown>, `event of ${row.id.slice(0, 80)}`);
     outputs.push([`GET /api/v1/leases/${row.id.slice(0, 80)}`, text + pageJson]);
   }
-  const cached = await leaseListJson(store, { source: name });
+  const cached = await leaseListJson(root, store, { source: name });
   const cachedText = cached.json.toString('utf8');
   outputs.push(['GET /api/v1/leases (cache)', cachedText]);
   const cachedLeases = JSON.parse(cachedText) as Record<string, unknown>[];

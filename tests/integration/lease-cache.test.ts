@@ -2,20 +2,25 @@
 // says (lib/queries/leases.ts listLeases, the reference), for every filter, and follows the
 // live bus between reads of the store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publish } from '../../lib/live/bus';
 import { openStore, type Store } from '../../lib/db/store';
 import type { LeaseView } from '../../lib/domain/types';
 import { leaseListJson } from '../../lib/queries/lease-cache';
 import { listLeases, type LeaseFilter } from '../../lib/queries/leases';
 import { leaseMetrics } from '../../lib/queries/metrics';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
+import { testRoot } from '../support/root';
+import type { Root } from '../../lib/root';
 
 let db: TestDatabase & { url: string };
 let store: Store;
+// The cache is a part of a composition root (lib/root), following its bus: this file's own.
+let root: Root;
+const publish: Root['bus']['publish'] = (message) => root.bus.publish(message);
 
 beforeAll(async () => {
   db = await createPostgresDatabase('lh_leasecache');
   store = await openStore({ kind: 'postgres', url: db.url });
+  root = testRoot(store);
   await store.withSql(async (sql) => {
     await sql.query(`INSERT INTO "Source" (name, backend, status, "lastGoodReadAt", "updatedAt") VALUES ('r', 'redis', 'up', now(), now()), ('e', 'etcd', 'down', now() - interval '1 minute', now())`);
     await sql.query(
@@ -38,12 +43,12 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await store.close();
+  await root.close(); // and the store
   await db.drop();
 });
 
 async function both(filter: LeaseFilter) {
-  const [reference, cached] = await Promise.all([listLeases(store, filter), leaseListJson(store, filter)]);
+  const [reference, cached] = await Promise.all([listLeases(store, filter), leaseListJson(root, store, filter)]);
   return { reference, cached: { ...cached, leases: JSON.parse(cached.json.toString('utf8')) as LeaseView[] } };
 }
 
@@ -52,7 +57,7 @@ const withoutRemaining = (leases: LeaseView[]) => leases.map(({ remainingMs, ...
 // First: the tests after this one change the list.
 describe('series per lease on /metrics', () => {
   it('one set per lease up to the limit, labels escaped, unknown values left out, the rest counted as omitted', async () => {
-    const all = await leaseMetrics(store, 1_000);
+    const all = await leaseMetrics(root, store, 1_000);
     const text = all.join('\n');
     expect(text).toContain('leasehold_lease_holder_info{holder="Worker-1",lease="r/a",source="r",state="held"} 1');
     // A key with a quote and a backslash: escaped as the text format wants, one series.
@@ -69,12 +74,12 @@ describe('series per lease on /metrics', () => {
     expect(text).toContain('leasehold_lease_changes_of_hands_last_hour{lease="r/a",source="r"} 1');
     expect(text).toContain('leasehold_lease_series_omitted 0');
 
-    const two = (await leaseMetrics(store, 2)).join('\n');
+    const two = (await leaseMetrics(root, store, 2)).join('\n');
     expect(two.match(/^leasehold_lease_holder_info\{/gm)).toHaveLength(2);
     expect(two).toContain('leasehold_lease_series_limit 2');
     expect(two).toMatch(/leasehold_lease_series_omitted [1-9]\d*/);
 
-    const none = (await leaseMetrics(store, 0)).join('\n');
+    const none = (await leaseMetrics(root, store, 0)).join('\n');
     expect(none).not.toContain('leasehold_lease_holder_info{');
   });
 });
@@ -115,7 +120,7 @@ describe('the cached lease list', () => {
     publish({ type: 'event', event: { id: '1000', leaseId: 'r/a', type: 'taken_over', at: new Date().toISOString(), holder: 'worker-9', previousHolder: 'Worker-1', token: '6', previousToken: '5', gapMs: 0, detail: null } });
     publish({ type: 'lease', lease: { ...a, id: 'r/new', key: 'new', holder: 'fresh', recentTransitions: null } });
     publish({ type: 'event', event: { id: '1001', leaseId: 'r/new', type: 'acquired', at: new Date().toISOString(), holder: 'fresh', previousHolder: null, token: '1', previousToken: null, gapMs: null, detail: { firstSeen: true } } });
-    const after = JSON.parse((await leaseListJson(store, { source: 'r' })).json.toString('utf8')) as LeaseView[];
+    const after = JSON.parse((await leaseListJson(root, store, { source: 'r' })).json.toString('utf8')) as LeaseView[];
     expect(after.find((l) => l.id === 'r/a')).toMatchObject({ holder: 'worker-9', token: '6', recentTransitions: 2 });
     expect(after.map((l) => l.id)).toEqual(['r/a', 'r/b "quoted", \\ odd', 'r/c', 'r/new']);
     expect(after.find((l) => l.id === 'r/new')!.recentTransitions).toBe(0);
@@ -129,7 +134,7 @@ describe('the cached lease list', () => {
       const expiresAt = new Date(Date.now() + 1_000 + i * 100).toISOString();
       publish({ type: 'lease', lease: { ...a, id: `r/m${String(i).padStart(3, '0')}`, key: `m${String(i).padStart(3, '0')}`, holder: `h${i}`, expiresAt, recentTransitions: null } });
     }
-    const first = JSON.parse((await leaseListJson(store, {})).json.toString('utf8')) as LeaseView[];
+    const first = JSON.parse((await leaseListJson(root, store, {})).json.toString('utf8')) as LeaseView[];
     expect(first).toHaveLength(705);
     const m500 = first.find((l) => l.id === 'r/m500')!;
     expect(m500.holder).toBe('h500');
@@ -137,7 +142,7 @@ describe('the cached lease list', () => {
     // One lease in a middle chunk changes hands; its neighbours stay as they were.
     publish({ type: 'lease', lease: { ...m500, holder: 'taker', token: '77', recentTransitions: null } });
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const second = JSON.parse((await leaseListJson(store, {})).json.toString('utf8')) as LeaseView[];
+    const second = JSON.parse((await leaseListJson(root, store, {})).json.toString('utf8')) as LeaseView[];
     expect(second.find((l) => l.id === 'r/m500')).toMatchObject({ holder: 'taker', token: '77' });
     expect(second.find((l) => l.id === 'r/m499')!.holder).toBe('h499');
     expect(second.map((l) => l.id)).toEqual(first.map((l) => l.id));
@@ -145,12 +150,12 @@ describe('the cached lease list', () => {
     const m000 = (list: LeaseView[]) => list.find((l) => l.id === 'r/m000')!.remainingMs!;
     expect(m000(second)).toBeLessThan(m000(first));
     // The filtered path agrees with the whole list.
-    const filtered = JSON.parse((await leaseListJson(store, { source: 'r' })).json.toString('utf8')) as LeaseView[];
+    const filtered = JSON.parse((await leaseListJson(root, store, { source: 'r' })).json.toString('utf8')) as LeaseView[];
     expect(withoutRemaining(filtered)).toEqual(withoutRemaining(second.filter((l) => l.source === 'r')));
   });
 
   it('a source read that changes nothing (about one a second per source) does not read the list again from the store', async () => {
-    const list = async () => JSON.parse((await leaseListJson(store, { source: 'r' })).json.toString('utf8')) as LeaseView[];
+    const list = async () => JSON.parse((await leaseListJson(root, store, { source: 'r' })).json.toString('utf8')) as LeaseView[];
     const holderOfC = async () => (await list()).find((l) => l.id === 'r/c')!.holder;
     // Whatever the first word of each source's status set off (the relay's first pass over
     // the sources included) is over first.

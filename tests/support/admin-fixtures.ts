@@ -18,7 +18,7 @@ import { listAudit, type AuditRow } from '../../lib/db/audit';
 import { readLeaseView } from '../../lib/db/leases';
 import type { Store } from '../../lib/db/store';
 import { createLeaseClient, type Lease, type LeaseClient } from '../../lib/lease';
-import type { ForceActions } from '../../lib/sources/force';
+import { createParts, type Parts } from '../../lib/parts';
 import { createPostgresDatabase, type TestDatabase } from './databases';
 import { testServices } from './services';
 
@@ -56,6 +56,8 @@ export type AdminWorld = {
   redis: Redis;
   /** Keys of the Redis source (and their fence counters). */
   redisKey(label: string): string;
+  /** What lib/admin keeps its connections to the sources in (a server's composition root does), closed with the world. */
+  parts: Parts;
   close(): Promise<void>;
 };
 
@@ -112,6 +114,7 @@ export async function createAdminWorld(): Promise<AdminWorld> {
   ];
   const gone: FencedLayout = { ...fenced[1]!, name: 'redis, unreachable', source: 'gone', keys: (label) => ({ leaseKey: `${run}:gone:${label}`, leaseId: `gone/${run}:gone:${label}` }) };
   const redis = new Redis(services.redisUrl);
+  const parts = createParts();
 
   return {
     sources,
@@ -122,9 +125,10 @@ export async function createAdminWorld(): Promise<AdminWorld> {
     shedlockTable,
     redis,
     redisKey: (label) => `${run}:lease:${label}`,
+    parts,
     async close() {
       await Promise.allSettled(clients.map((c) => c.close()));
-      await closeForceActions();
+      await parts.stopAll();
       for await (const keys of redis.scanStream({ match: `${run}:*`, count: 1_000 })) if ((keys as string[]).length) await redis.del(...(keys as string[]));
       redis.disconnect();
       const etcd = new Etcd3({ hosts: [etcdEndpoint] });
@@ -135,13 +139,6 @@ export async function createAdminWorld(): Promise<AdminWorld> {
   };
 }
 
-/** The connections lib/admin keeps per source for the process (backend-actions.ts), closed at the end of the file. */
-async function closeForceActions() {
-  const state = globalThis as typeof globalThis & { __leaseholdForceActions?: Map<string, { actions: ForceActions }> };
-  const cache = state.__leaseholdForceActions;
-  state.__leaseholdForceActions = undefined;
-  await Promise.allSettled([...(cache?.values() ?? [])].map(({ actions }) => actions.close()));
-}
 
 /** Waits until the store's Lease row shows `holder` (and `token`) holding it: lib/admin reads the lease from there. */
 export async function observed(store: Store, leaseId: string, holder: string, token: string | null) {

@@ -7,6 +7,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { clientAddress, PEER_HEADER } from '../../lib/api/peer';
 import { ConfigError, type Config } from '../../lib/config';
 import { admitStreamClient } from '../../lib/live/stream';
+import { createParts } from '../../lib/parts';
 import { configFiles } from '../support/config-files';
 
 // The process's config as lib/api/peer.ts reads it (getConfig()), set by each test.
@@ -116,7 +117,8 @@ describe('one client cannot pass for many', () => {
   it("and so gets the stream's slots of one address, not every slot of the server", () => {
     processConfig.current = configOf(undefined);
     const limits = { maxClients: 500, maxClientsPerAddress: 3 };
-    const admissions = rotating.slice(0, 10).map((forwarded) => admitStreamClient(clientAddress(new Headers({ [PEER_HEADER]: '127.0.0.1', 'x-forwarded-for': forwarded })), limits));
+    const parts = createParts();
+    const admissions = rotating.slice(0, 10).map((forwarded) => admitStreamClient(parts, clientAddress(new Headers({ [PEER_HEADER]: '127.0.0.1', 'x-forwarded-for': forwarded })), limits));
     expect(admissions.map((admission) => admission.ok)).toEqual([true, true, true, false, false, false, false, false, false, false]);
     for (const admission of admissions) if (admission.ok) admission.release();
   });

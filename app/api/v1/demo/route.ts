@@ -10,6 +10,7 @@ import { guardRequest } from '@/lib/api/guard';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { allowedMethods } from '@/lib/api/refusal';
 import { demoStatus, setDemoFaults } from '@/lib/queries/demo';
+import { processRoot } from '@/lib/root';
 import { requireAccess } from '@/lib/auth/guard';
 import { reply } from '@/lib/api/reply';
 import { demoSchema } from '@/lib/domain/schemas';
@@ -23,7 +24,7 @@ export async function GET(request: Request) {
   try {
     guardRequest(request); // a GET that carries a body skips proxy.ts too
     await requireAccess(request, 'GET /api/v1/demo');
-    const status = await demoStatus();
+    const status = await demoStatus(processRoot());
     return reply(demoSchema, status ? { running: true, ...status } : { running: false });
   } catch (error) {
     return apiErrorResponse(error);
@@ -36,7 +37,7 @@ export async function POST(request: Request) {
     await requireAccess(request, 'POST /api/v1/demo');
     const body = demoBody.safeParse(json);
     if (!body.success) throw invalidBody('The body must be a JSON object with one field, "faults": true or false.');
-    return reply(demoSchema, { running: true, ...(await setDemoFaults(body.data.faults)) });
+    return reply(demoSchema, { running: true, ...(await setDemoFaults(processRoot(), body.data.faults)) });
   } catch (error) {
     return apiErrorResponse(error);
   }

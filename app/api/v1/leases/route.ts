@@ -1,6 +1,6 @@
 import { parseQuery } from '@/lib/api/params';
 import { leasesQuery } from '@/lib/api/query-schemas';
-import { getStore } from '@/lib/root';
+import { processRoot } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { leaseListReply } from '@/lib/queries/lease-list-reply';
 import { requireAccess } from '@/lib/auth/guard';
@@ -19,7 +19,7 @@ export async function GET(request: Request) {
   try {
     await requireAccess(request, 'GET /api/v1/leases');
     const filter = parseQuery(leasesQuery, new URL(request.url).searchParams);
-    const reply = await leaseListReply(await getStore(), filter, started);
+    const reply = await leaseListReply(processRoot(), filter, started);
     // Its answer, declared: assembled as bytes around the list's (lib/queries/lease-list-reply.ts), checked as they are.
     checkReplyBytes(leaseListSchema, reply.body);
     return new Response(reply.body, {

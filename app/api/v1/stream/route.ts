@@ -5,11 +5,9 @@
 import { parseQuery } from '@/lib/api/params';
 import { clientAddress } from '@/lib/api/peer';
 import { streamQuery } from '@/lib/api/query-schemas';
-import { processCollector } from '@/lib/collector/process';
-import { getStore } from '@/lib/root';
+import { processRoot } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
-import { ensureRelay } from '@/lib/live/relay';
-import { admitStreamClient, openLiveStream, streamOptions } from '@/lib/live/stream';
+import { admitStreamClient, openLiveStream, streamLimits, streamOptions } from '@/lib/live/stream';
 import { requireAccess } from '@/lib/auth/guard';
 
 export const dynamic = 'force-dynamic';
@@ -17,19 +15,19 @@ export const dynamic = 'force-dynamic';
 const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' };
 
 export async function GET(request: Request) {
-  let options, admission, store;
+  let options, admission, root;
   try {
     await requireAccess(request, 'GET /api/v1/stream');
     options = streamOptions(request.headers.get('last-event-id'), parseQuery(streamQuery, new URL(request.url).searchParams));
-    admission = admitStreamClient(clientAddress(request.headers));
+    root = processRoot();
+    admission = admitStreamClient(root, clientAddress(request.headers), streamLimits(root.config));
     if (!admission.ok) return admission.response;
-    store = await getStore();
+    root.ensureRelay(await root.store());
   } catch (error) {
     if (admission?.ok) admission.release();
     return errorResponse(error);
   }
-  ensureRelay(store, () => processCollector()?.id);
-  return new Response(openLiveStream({ ...options, signal: request.signal, onEnd: admission.release }), { headers: HEADERS });
+  return new Response(openLiveStream({ ...options, bus: root.bus, signal: request.signal, onEnd: admission.release }), { headers: HEADERS });
 }
 
 // HEAD: the headers alone. (Next would otherwise run GET and never read its stream.)

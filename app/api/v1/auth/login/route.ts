@@ -8,8 +8,7 @@ import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { isHttps, sessionCookie } from '@/lib/auth/cookies';
 import { parseBody, principalView, signInBody } from '@/lib/auth/requests';
 import { endPreviousSession, signIn } from '@/lib/auth/sign-in';
-import { getConfig } from '@/lib/root';
-import { getStore } from '@/lib/root';
+import { processRoot } from '@/lib/root';
 import { reply } from '@/lib/api/reply';
 import { principalSchema } from '@/lib/domain/schemas';
 
@@ -19,8 +18,9 @@ export async function POST(request: Request) {
   try {
     const body = parseBody(signInBody, await readJsonBody(request, { limitBytes: 4096 }), 'The body must be { "name": "...", "password": "..." }');
     const address = clientAddress(request.headers);
-    const store = await getStore();
-    const { user, cookieValue, maxAgeSeconds } = await signIn(store, getConfig(), body.name, body.password, address);
+    const root = processRoot();
+    const store = await root.store();
+    const { user, cookieValue, maxAgeSeconds } = await signIn(root, store, root.config, body.name, body.password, address);
     // A new session at every sign-in; the one this browser had before ends (no session outlives a sign-in over it).
     await endPreviousSession(store, request.headers);
     const view = principalView({ name: user.name, role: user.role, method: 'password', userId: user.id, tokenId: null, sessionId: null, address });

@@ -6,7 +6,7 @@ import { NotFoundError } from '@/lib/api/params';
 import { allowedMethods } from '@/lib/api/refusal';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { requireAccess } from '@/lib/auth/guard';
-import { getStore } from '@/lib/root';
+import { processRoot } from '@/lib/root';
 import { inboxMessages, receiveInboxMessage } from '@/lib/alerts/demo-inbox';
 import { reply } from '@/lib/api/reply';
 import { demoInboxSchema } from '@/lib/domain/schemas';
@@ -16,7 +16,7 @@ export const dynamic = 'force-dynamic';
 export async function GET(request: Request) {
   try {
     await requireAccess(request, 'GET /api/v1/demo/inbox');
-    return reply(demoInboxSchema, { messages: inboxMessages() });
+    return reply(demoInboxSchema, { messages: inboxMessages(processRoot()) });
   } catch (error) {
     return apiErrorResponse(error);
   }
@@ -27,7 +27,7 @@ export async function POST(request: Request) {
     // Host, type and size checked; the signature is of the exact text sent.
     const { text } = await readJsonText(request, { limitBytes: 256 * 1024 });
     await requireAccess(request, 'POST /api/v1/demo/inbox');
-    if (!(await receiveInboxMessage(await getStore(), request.headers, text))) throw new NotFoundError('This server runs no demo inbox.');
+    if (!(await receiveInboxMessage(processRoot(), await processRoot().store(), request.headers, text))) throw new NotFoundError('This server runs no demo inbox.');
     return new Response(null, { status: 204 });
   } catch (error) {
     return apiErrorResponse(error);

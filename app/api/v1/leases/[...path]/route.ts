@@ -1,4 +1,3 @@
-import { getConfig } from '@/lib/root';
 import { changedResponse, forceResponse, parseForcePath } from '@/lib/admin/force-path';
 import { ChangedSinceSeenError, forceBody } from '@/lib/admin/force-request';
 import { auditRefusal, runForceAction } from '@/lib/admin/guarded-force';
@@ -6,7 +5,7 @@ import { readJsonBody } from '@/lib/api/body';
 import { parseLeasePath } from '@/lib/api/params';
 import { apiErrorResponse, methodHandlers } from '@/lib/api/respond';
 import { parseBody } from '@/lib/auth/requests';
-import { getStore } from '@/lib/root';
+import { getStore, processRoot } from '@/lib/root';
 import { errorResponse } from '@/lib/errors';
 import { readLeasePath } from '@/lib/queries/lease-path';
 import { requireAccess } from '@/lib/auth/guard';
@@ -49,11 +48,12 @@ export async function POST(request: Request, { params }: Params) {
   try {
     const { leaseId, action } = parseForcePath((await params).path);
     const body = parseBody(forceBody, await readJsonBody(request, { limitBytes: 64 * 1024 }), 'The body must be { "expectedHolder", "expectedToken", "reason" } with optional "quarantineMs", "acknowledgeUnfenced" and "dryRun"');
-    const store = await getStore();
+    const root = processRoot();
+    const store = await root.store();
     const principal = (await requireAccess(request, FORCE_ROUTE, {
       onForbidden: (who, error) => auditRefusal(action, { store, leaseId, body, principal: who }, error),
     }))!;
-    return forceResponse(await runForceAction(action, { store, leaseId, body, principal, granted: ROUTE_RULES[FORCE_ROUTE], publicUrl: getConfig().alerts?.publicUrl }));
+    return forceResponse(await runForceAction(action, { root, sources: root.config.sources, store, leaseId, body, principal, granted: ROUTE_RULES[FORCE_ROUTE], publicUrl: root.config.alerts?.publicUrl }));
   } catch (error) {
     return error instanceof ChangedSinceSeenError ? changedResponse(error) : apiErrorResponse(error);
   }

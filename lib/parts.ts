@@ -1,0 +1,47 @@
+// The parts of a composition root (lib/root): what a process holds once, each made the first
+// time it is asked for and kept by the root that asked. A module that keeps such state (the
+// sign-in limits, the lease list's cache, the demo inbox) declares its part here and is handed
+// the root, as `Parts`, by whoever calls it; a test makes its own root and so its own parts.
+// This file imports nothing, so any layer can declare a part without importing lib/root.
+
+/** One piece of per-root state: its name (for messages), how to make it, and how to stop it when its root closes. */
+export type Part<T> = { readonly name: string; readonly make: () => T; readonly stop?: (made: T) => unknown };
+
+/** Declares a part: made by `make` on first use, once per root; `stop` runs when the root closes. */
+export function part<T>(name: string, make: () => T, stop?: (made: T) => unknown): Part<T> {
+  return { name, make, stop };
+}
+
+/** What holds parts: a composition root (lib/root), or a test's own. */
+export type Parts = { part<T>(which: Part<T>): T };
+
+/** A holder of parts, empty until asked; stopAll() stops what was made, last made first, and forgets it. */
+export function createParts(): Parts & { stopAll(): Promise<void> } {
+  // Each part made, with how to stop it.
+  const held = new Map<object, { value: unknown; stop: () => unknown }>();
+  return {
+    part<T>(which: Part<T>): T {
+      let made = held.get(which);
+      if (!made) {
+        const value = which.make();
+        made = { value, stop: () => which.stop?.(value) };
+        held.set(which, made);
+      }
+      return made.value as T;
+    },
+    async stopAll() {
+      const made = [...held].reverse();
+      held.clear();
+      // Every part is stopped, whatever one of them throws; the first failure is then thrown.
+      let failure: unknown = null;
+      for (const [, { stop }] of made) {
+        try {
+          await stop();
+        } catch (error) {
+          failure ??= error;
+        }
+      }
+      if (failure) throw failure;
+    },
+  };
+}
