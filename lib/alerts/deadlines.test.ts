@@ -54,4 +54,18 @@ describe('DeadlineTimers', () => {
     t.clear();
     expect(t.size).toBe(0);
   });
+
+  it('waits quietly for a deadline beyond what a Node timer keeps (a forty-day TTL), instead of waking every millisecond', async () => {
+    // A timer over 2^31 - 1 ms is taken as 1 ms: the timers woke a thousand times a second for such a lease.
+    let looks = 0;
+    const counting = { ...systemClock, mono: () => (looks++, systemClock.mono()) };
+    const due: string[] = [];
+    const t = new DeadlineTimers(counting, (keys) => due.push(...keys));
+    timers.push(t);
+    t.track(held('forty-days', 40 * 86_400_000));
+    const armed = looks;
+    await sleep(200);
+    expect(looks - armed).toBe(0);
+    expect(due).toEqual([]);
+  });
 });

@@ -4,7 +4,7 @@
 // readKeys), so that a missed renewal is confirmed now, not at the next poll, and not when the
 // backend gets round to expiring the key. One timer for the earliest deadline, over a heap.
 import { TIMING_SLACK_MS, type TrackedLease } from '../domain/tracked-lease';
-import type { Clock } from '../time/clock';
+import { timerDelay, type Clock } from '../time/clock';
 import { DueQueue } from '../time/due-queue';
 
 /** After a targeted read still showed the lease held, it is read again this much later, a few times. */
@@ -67,7 +67,8 @@ export class DeadlineTimers {
     this.timer = null;
     this.timerAt = this.stopped ? Infinity : this.queue.nextAt();
     if (this.timerAt === Infinity) return;
-    this.timer = setTimeout(() => this.fire(), Math.max(0, this.timerAt - this.clock.mono()));
+    // A deadline beyond what a timer keeps (a TTL of forty days) is looked at again after 24.8 days.
+    this.timer = setTimeout(() => this.fire(), timerDelay(this.timerAt - this.clock.mono()));
     this.timer.unref?.();
   }
 

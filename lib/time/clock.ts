@@ -13,10 +13,21 @@ export type Clock = {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 };
 
+/**
+ * The longest delay a Node timer keeps (2^31 - 1 ms, 24.8 days): a longer one is taken as 1 ms,
+ * so a timer set for a lease with a forty-day TTL would fire a thousand times a second. Timers
+ * wait at most this long and look again.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A delay a timer keeps: `ms` within 0 and MAX_TIMER_MS (NaN as 0). */
+export const timerDelay = (ms: number): number => (ms > 0 ? Math.min(ms, MAX_TIMER_MS) : 0);
+
 export const systemClock: Clock = {
   mono: () => performance.now(),
   wall: () => Date.now(),
-  sleep: (ms, signal) => (signal?.aborted ? Promise.resolve() : sleepFor(ms, undefined, { signal }).catch(() => {})),
+  // A sleep past MAX_TIMER_MS ends early (there is no such sleep in Leasehold: polls and backoffs are short).
+  sleep: (ms, signal) => (signal?.aborted ? Promise.resolve() : sleepFor(timerDelay(ms), undefined, { signal }).catch(() => {})),
 };
 
 /**
