@@ -8,7 +8,7 @@ import type { Store } from '../db';
 import type { SourceView } from '../domain/schemas/lease';
 import { leaseCountsBySource } from '../db/leases';
 import { lastDownAt, readSources, type SourceRecord } from '../db/sources';
-import { backendOf, sourceTitle } from '../sources/backends';
+import { backendOf, sourcePanel, sourceTitle } from '../sources/backends';
 import { systemClock } from '../time/clock';
 
 /** A source as the API shows it (docs/api.md "Source"): lib/domain/schemas/lease.ts. */
@@ -106,6 +106,7 @@ export async function listSources(store: Store, config: Config, leaseCounts?: Re
       leases: leaseCount.get(source.name) ?? 0,
       collector: row?.collectorId ?? null,
       detail: (row?.detail as Record<string, unknown> | null) ?? null,
+      panel: sourcePanel(source.backend, row?.detail ?? null),
       configured: true,
     };
   });
@@ -126,6 +127,7 @@ export async function listSources(store: Store, config: Config, leaseCounts?: Re
       leases: leaseCount.get(row.name) ?? 0,
       collector: row.collectorId,
       detail: (row.detail as Record<string, unknown> | null) ?? null,
+      panel: sourcePanel(row.backend, row.detail),
       configured: false,
     }));
   return [...configured, ...removed];

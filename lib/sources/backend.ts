@@ -9,6 +9,7 @@ import type { Logger } from '../log';
 import type { Clock } from '../time/clock';
 import type { CheckedRequest, ForceDone, ForcePlan } from './force';
 import type { LeaseSource } from './types';
+import type { SourcePanel } from '../domain/schemas/source-panel';
 
 /**
  * What a backend is handed besides its config. `embedded`: the embedded store's database, for
@@ -51,6 +52,12 @@ export type BackendDescriptor<C extends SourceEntry = SourceEntry> = {
   endpoints(config: C): readonly string[];
   /** How the sources page names one source of this kind, from what it last reported of itself (Redlock: over how many instances). */
   describe?(detail: unknown): string;
+  /**
+   * What the sources page shows of the backend's own status, from what the source last
+   * reported (its `detail`, read defensively): null when it cannot read it. Without one, the
+   * status's plain values are shown as facts (lib/sources/status-panel.ts).
+   */
+  panel?(detail: unknown): SourcePanel | null;
 };
 
 /** A descriptor, typed for its own config (the list keeps them typed: lib/sources/backends.ts). */

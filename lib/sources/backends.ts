@@ -6,6 +6,8 @@ import type { BackendDescriptor, SourceEntry, SourceEntrySchema } from './backen
 import { etcdBackend } from './etcd/backend';
 import { postgresBackend } from './postgres/backend';
 import { redisBackend } from './redis/backend';
+import { plainFactsPanel } from './status-panel';
+import type { SourcePanel } from '../domain/schemas/source-panel';
 
 const REGISTERED = [postgresBackend, redisBackend, etcdBackend] as const;
 
@@ -40,4 +42,10 @@ export function sourceTitle(backend: string, detail: unknown, list: readonly Bac
   const descriptor = list.find((d) => d.kind === backend);
   if (!descriptor) return backend;
   return descriptor.describe?.(detail) ?? descriptor.title;
+}
+
+/** What the sources page shows of one source's backend status: its kind's panel, or its plain values where the kind has none or cannot read it (lib/sources/status-panel.ts). */
+export function sourcePanel(backend: string, detail: unknown, list: readonly BackendDescriptor[] = BACKEND_DESCRIPTORS): SourcePanel | null {
+  if (detail === null || detail === undefined) return null;
+  return list.find((d) => d.kind === backend)?.panel?.(detail) ?? plainFactsPanel(detail);
 }

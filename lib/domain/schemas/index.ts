@@ -6,3 +6,4 @@ export * from './alerts';
 export * from './webhooks';
 export * from './accounts';
 export * from './demo';
+export * from './source-panel';

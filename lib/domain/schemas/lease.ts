@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { FAILOVER_CAUSES } from '../failover-stats';
 import { BACKEND_NAME, EVENT_TYPES, LEASE_KINDS, LEASE_STATES } from '../types';
+import { sourcePanelSchema } from './source-panel';
 
 const text = z.string();
 /** An ISO 8601 time in UTC, as the API writes them (Date.prototype.toISOString). */
@@ -103,6 +104,8 @@ export const sourceViewSchema = z.object({
   collector: text.nullable(),
   /** What the source reports about the backend itself (etcd cluster, Redlock instances). */
   detail: z.record(z.string(), z.unknown()).nullable(),
+  /** The same as the sources page shows it, shaped by the backend's descriptor (source-panel.ts); null when it reported nothing. */
+  panel: sourcePanelSchema.nullable(),
   configured: z.boolean(),
 });
 

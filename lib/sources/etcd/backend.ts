@@ -4,6 +4,7 @@ import { describeBackend } from '../backend';
 import { createEtcdForce } from './force';
 import { createEtcdSource } from './index';
 import { etcdSource, type EtcdSourceConfig } from './config';
+import { etcdPanel } from './panel';
 
 export const etcdBackend = describeBackend<EtcdSourceConfig>({
   kind: 'etcd',
@@ -12,4 +13,5 @@ export const etcdBackend = describeBackend<EtcdSourceConfig>({
   createSource: (config, context) => createEtcdSource(config, context.defaultPollMs, context),
   createForce: (config) => createEtcdForce(config),
   endpoints: (config) => config.endpoints,
+  panel: etcdPanel,
 });

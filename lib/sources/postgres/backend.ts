@@ -6,6 +6,7 @@ import { ForceNotPossibleError } from '../force';
 import { createPostgresForce } from './force';
 import { createPostgresSource } from './index';
 import { namesEmbeddedStore, postgresSource, type PostgresSourceConfig } from './config';
+import { cell, isObject, textOf } from '../status-panel';
 
 const NO_EMBEDDED_STORE = 'the embedded store is not open in this process (pglite://embedded is read only by a collector on the embedded store)';
 /** The pool of a source that names the embedded store where none is open: every connection is refused. */
@@ -31,4 +32,6 @@ export const postgresBackend = describeBackend<PostgresSourceConfig>({
     return createPostgresForce(config, embedded);
   },
   endpoints: (config) => [config.url],
+  // The source reports { serverVersion } (snapshot.ts).
+  panel: (detail) => (isObject(detail) && 'serverVersion' in detail ? { title: null, note: null, facts: [{ label: 'Server version', value: cell(textOf(detail.serverVersion)) }], table: null } : null),
 });

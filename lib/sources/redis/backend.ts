@@ -4,6 +4,7 @@ import { describeBackend } from '../backend';
 import { createRedisForce } from './force';
 import { createRedisSource } from './index';
 import { redisSource, type RedisSourceConfig } from './config';
+import { redisPanel } from './panel';
 
 export const redisBackend = describeBackend<RedisSourceConfig>({
   kind: 'redis',
@@ -12,6 +13,7 @@ export const redisBackend = describeBackend<RedisSourceConfig>({
   createSource: (config, context) => createRedisSource(config, context.defaultPollMs, context),
   createForce: (config) => createRedisForce(config),
   endpoints: (config) => config.urls,
+  panel: redisPanel,
   describe(detail) {
     // The status the source reported (observe.ts): { mode, instances: [...] }, read defensively.
     const reported = detail as { mode?: unknown; instances?: unknown } | null;
