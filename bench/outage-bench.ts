@@ -1,0 +1,154 @@
+// Benchmark: how soon the overview shows an outage to the engineer who opens it. The server
+// (`next start` through tests/e2e/serve.ts, on an embedded store) observes two Redis servers
+// this bench starts and an etcd endpoint where nothing listens; leases are taken on both
+// Redis servers and seen held, then both servers are stopped and every source reads as down.
+// Then the overview is opened in Debian's Chromium, a new browser context each time, and two
+// moments are taken from the navigation's start (the page's own performance.now(), looked at
+// every frame):
+//   - the peer: the first lease row on screen (the page's own first render of the list);
+//   - the outage view: the banner naming every source as down and each lease last seen,
+//     marked stale (what tests/e2e/outage.spec.ts checks, and reports).
+// The ratio says what the outage costs beyond the page itself; the target is 2 s on a server
+// that has been running (its pages served once before, as the spec does).
+//
+//   node --import tsx bench/outage-bench.ts [--loads 15] [--write]
+//
+// Needs a build (`npm run build`) and redis-server on the PATH (scripts/services.sh installs
+// it). Every address is on 127.0.0.0/8. With --write, replaces its section of bench/RESULTS.md.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { chromium } from '@playwright/test';
+import { createLeaseClient } from '../lib/lease';
+import { startRedisServer, type RedisServer } from '../tests/support/redis-servers';
+import { ROOT } from '../tests/support/services';
+import { gitHead, log, percentile, sleep, writeResultsSection } from './support';
+
+const { values } = parseArgs({ options: { loads: { type: 'string', default: '15' }, write: { type: 'boolean', default: false } } });
+const LOADS = Number(values.loads);
+const PORT = 3194;
+const URL_BASE = `http://127.0.0.1:${PORT}`;
+const REDIS_PORTS = [16495, 16496];
+const DEAD_ETCD = 'http://127.0.0.1:16497';
+const TARGET_MS = 2_000;
+
+const redis: RedisServer[] = [];
+let server: ChildProcess | undefined;
+const configDir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-outage-bench-'));
+
+async function stopAll() {
+  for (const instance of redis) await instance.stop().catch(() => {});
+  if (server && server.exitCode === null) {
+    const exited = new Promise((resolve) => server!.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(configDir, { recursive: true, force: true });
+}
+
+async function json<T>(route: string): Promise<T> {
+  return (await (await fetch(URL_BASE + route)).json()) as T;
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs: number) {
+  const started = performance.now();
+  while (!(await check().catch(() => false))) {
+    if (performance.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    await sleep(250);
+  }
+}
+
+try {
+  for (const port of REDIS_PORTS) redis.push(await startRedisServer(port));
+  const config = path.join(configDir, 'leasehold.config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      pollMs: 500,
+      sources: [
+        { name: 'redis-a', backend: 'redis', urls: [redis[0]!.url], match: ['jobs:*'] },
+        { name: 'redis-b', backend: 'redis', urls: [redis[1]!.url], match: ['jobs:*'] },
+        { name: 'etcd-never', backend: 'etcd', endpoints: [DEAD_ETCD], prefixes: ['/leases/'] },
+      ],
+    }),
+  );
+  log('starting the server');
+  server = spawn(process.execPath, ['--import', 'tsx', 'tests/e2e/serve.ts', 'config', String(PORT), config], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  await until('the server healthy', async () => (await fetch(`${URL_BASE}/api/health`)).ok, 180_000);
+  const leaseIds: string[] = [];
+  for (const [index, instance] of redis.entries()) {
+    const client = createLeaseClient({ backend: 'redis', urls: [instance.url] });
+    if (!(await client.acquire('jobs:nightly-report', { holder: `worker-${index + 1}`, ttlMs: 600_000 }))) throw new Error('could not take the lease');
+    await client.close();
+    leaseIds.push(`redis-${index === 0 ? 'a' : 'b'}/jobs:nightly-report`);
+  }
+  await until(
+    'the leases seen held',
+    async () => {
+      const { leases } = await json<{ leases: { id: string; state: string }[] }>('/api/v1/leases');
+      return leaseIds.every((id) => leases.some((lease) => lease.id === id && lease.state === 'held'));
+    },
+    30_000,
+  );
+  // A server that has been running: its pages served before.
+  await fetch(`${URL_BASE}/`);
+  await fetch(`${URL_BASE}/api/v1/alerts?state=firing&limit=100`);
+  log('stopping both Redis servers');
+  for (const instance of redis) await instance.stop();
+  await until('every source down', async () => (await json<{ sources: { status: string }[] }>('/api/v1/sources')).sources.every((s) => s.status === 'down'), 30_000);
+
+  const browser = await chromium.launch({ executablePath: process.env.LEASEHOLD_CHROMIUM || '/usr/bin/chromium' });
+  const version = browser.version();
+  const firstRow: number[] = [];
+  const outageView: number[] = [];
+  try {
+    for (let load = 0; load <= LOADS; load++) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      await page.goto(`${URL_BASE}/`, { waitUntil: 'commit' });
+      const moments = (await (
+        await page.waitForFunction(
+          (ids) => {
+            const w = window as unknown as { __firstRow?: number };
+            if (w.__firstRow === undefined && document.querySelector('[data-testid="lease-row"]')) w.__firstRow = performance.now();
+            const banner = document.querySelector('[data-testid="source-down-banner"]');
+            const rows = ids.map((id) => document.querySelector(`[data-testid="lease-row"][data-lease-id="${CSS.escape(id)}"]`));
+            const ready = banner?.textContent?.includes('None of the 3 sources can be read') && rows.every((row) => row?.getAttribute('data-stale') === 'true');
+            return ready ? { firstRow: w.__firstRow ?? performance.now(), outage: performance.now() } : false;
+          },
+          leaseIds,
+          { polling: 'raf', timeout: 30_000 },
+        )
+      ).jsonValue()) as { firstRow: number; outage: number };
+      await context.close();
+      // The first load warms the server's page modules for this browser: not counted.
+      if (load === 0) continue;
+      firstRow.push(moments.firstRow);
+      outageView.push(moments.outage);
+      log(`load ${load}: first row ${Math.round(moments.firstRow)} ms, outage view ${Math.round(moments.outage)} ms`);
+    }
+  } finally {
+    await browser.close();
+  }
+
+  const ms = (x: number) => `${Math.round(x).toLocaleString('en')} ms`;
+  const row = (name: string, xs: number[]) => `| ${name} | ${ms(percentile(xs, 50))} | ${ms(percentile(xs, 95))} | ${ms(Math.max(...xs))} |`;
+  const ratios = outageView.map((x, i) => x / firstRow[i]!);
+  const within = outageView.filter((x) => x <= TARGET_MS).length;
+  const report = [
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${gitHead(ROOT)}, ${os.cpus().length} cores, ${LOADS} loads (one more, first, not counted), Chromium ${version} at 1280×800, a new context each load.`,
+    '',
+    '| from the navigation\'s start to | p50 | p95 | max |',
+    '|---|---|---|---|',
+    row('the first lease row on screen (the peer: the page itself)', firstRow),
+    row('the outage view: banner naming the 3 sources down, both leases marked stale', outageView),
+    '',
+    `Outage view / first row, per load: p50 ${percentile(ratios, 50).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)}. Within the ${ms(TARGET_MS)} target: ${within} of ${outageView.length} loads.`,
+  ].join('\n');
+  process.stdout.write(`${report}\n`);
+  if (values.write) writeResultsSection({ id: 'outage-bench', title: 'The outage view: how soon the overview shows every source down', command: 'node --import tsx bench/outage-bench.ts --write', report });
+} finally {
+  await stopAll();
+}
