@@ -1,6 +1,6 @@
 // The body of POST /api/v1/leases/{id}/<action> (docs/api.md), and the errors of a guarded
 // action as the API answers them. The limits of what the person saw are the contract's
-// (lib/sources/force.ts SEEN_FIELDS): written once, checked here for a 400 before the caller is.
+// (lib/sources/force.ts SEEN_FIELDS): written once, and checked once, here, for a 400.
 import { z } from 'zod';
 import { RequestError } from '../errors';
 import type { LeaseView } from '../domain/types';
@@ -19,7 +19,10 @@ export const forceBody = z.strictObject({
   quarantineMs: SEEN_FIELDS.quarantineMs,
   acknowledgeUnfenced: z.boolean().optional(),
   dryRun: z.boolean().optional(),
-});
+})
+  // Parsed here once: the contract takes what the person saw from it without checking it again
+  // (lib/sources/force.ts checkedRequest), and nothing unparsed can pass for it.
+  .brand<'SeenChecked'>();
 
 export type ForceBody = z.output<typeof forceBody>;
 

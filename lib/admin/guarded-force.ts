@@ -28,7 +28,7 @@ import type { LeaseView } from '../domain/types';
 import { logger } from '../log';
 import { SourceUnavailableError } from '../sources/errors';
 import type { Parts } from '../parts';
-import { ForceConflictError, ForceNotPossibleError, type ForceActions, type ForceDone, type ForcePlan, type ForceRequest } from '../sources/force';
+import { checkedRequest, ForceConflictError, ForceNotPossibleError, type ForceActions, type ForceDone, type ForcePlan } from '../sources/force';
 import { refusalOf, type AdminAction } from './actions';
 import { forceActionsOf } from './backend-actions';
 import { AuditUnwrittenError, BackendUnavailableError, ChangedSinceSeenError, NotPossibleError, type ForceBody } from './force-request';
@@ -109,10 +109,12 @@ export async function runForceAction(action: AdminAction, context: ForceContext)
     await auditRefusal(action, context, error, lease);
     throw error;
   }
-  const request: ForceRequest = { action: action.name, key: lease.key, expectedHolder: body.expectedHolder, expectedToken: body.expectedToken, quarantineMs: body.quarantineMs };
+  // The body was parsed once (forceBody): the request is made from it without checking it again,
+  // inside the steps whose errors are answered (and audited) as the backend's refusals.
+  const request = () => checkedRequest(action.name, lease.key, body);
   if (body.dryRun) {
     try {
-      return { dryRun: true, plan: await actions.plan(request, AbortSignal.timeout(EXECUTE_TIMEOUT_MS)), lease };
+      return { dryRun: true, plan: await actions.plan(request(), AbortSignal.timeout(EXECUTE_TIMEOUT_MS)), lease };
     } catch (error) {
       throw publicError(error);
     }
@@ -121,7 +123,7 @@ export async function runForceAction(action: AdminAction, context: ForceContext)
   await appendAudit(store, { ...base, phase: 'requested' });
   let done: ForceDone;
   try {
-    done = await actions.execute(request, AbortSignal.timeout(EXECUTE_TIMEOUT_MS));
+    done = await actions.execute(request(), AbortSignal.timeout(EXECUTE_TIMEOUT_MS));
   } catch (error) {
     throw await auditFailure(context, base, error);
   }

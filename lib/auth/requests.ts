@@ -8,7 +8,7 @@ export const signInBody = z.strictObject({
   password: z.string().min(1).max(1024),
 });
 
-export function parseBody<T>(schema: z.ZodType<T>, value: unknown, expected: string): T {
+export function parseBody<S extends z.ZodType>(schema: S, value: unknown, expected: string): z.output<S> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

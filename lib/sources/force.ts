@@ -62,16 +62,25 @@ export const SEEN_FIELDS = {
     .optional(),
 };
 
-/** A request's fields besides its action: the lease key as the adapter reports it, and what the person saw. */
-const REQUEST_FIELDS = z.object({
-  key: z
-    .string({ error: 'the lease key is missing' })
-    .min(1, { error: 'the lease key is missing' })
-    .max(MAX_EXACT_CHARS, {
-      error: (issue) => `a lease key as Leasehold reports it has at most ${MAX_EXACT_CHARS} characters (a longer value is shown by its head and digest); got ${String((issue.input as string).length)}`,
-    }),
-  ...SEEN_FIELDS,
-});
+/** The lease key as the adapter reports it. */
+const KEY = z
+  .string({ error: 'the lease key is missing' })
+  .min(1, { error: 'the lease key is missing' })
+  .max(MAX_EXACT_CHARS, {
+    error: (issue) => `a lease key as Leasehold reports it has at most ${MAX_EXACT_CHARS} characters (a longer value is shown by its head and digest); got ${String((issue.input as string).length)}`,
+  });
+
+/** A request's fields besides its action: the lease key, and what the person saw. */
+const REQUEST_FIELDS = z.object({ key: KEY, ...SEEN_FIELDS });
+
+/**
+ * The brand of a value a schema made of SEEN_FIELDS has parsed (the API's body,
+ * lib/admin/force-request.ts): its seen fields are not checked again (checkedRequest).
+ */
+export type SeenChecked = z.core.$brand<'SeenChecked'>;
+
+/** What the person saw, as a schema made of SEEN_FIELDS parsed it. */
+export type CheckedSeen = { expectedHolder: string; expectedToken: string | null; quarantineMs?: number } & SeenChecked;
 
 export type ForceRequest = {
   action: ForceAction;
@@ -165,7 +174,10 @@ export interface ForceActions {
  * (lib/domain/admin-actions.ts). A backend branches on the row's properties (fencedOnly,
  * clearsHolder), never on the action's name.
  */
-export type CheckedRequest = ForceRequest & { token: bigint | null; row: AdminActionRow };
+export type CheckedRequest = ForceRequest & { token: bigint | null; row: AdminActionRow; readonly [CHECKED]: true };
+
+/** Marks a request checkRequest or checkedRequest made: checked once, passed through after. */
+const CHECKED: unique symbol = Symbol('a checked force request');
 
 const invalid = (message: string) => new ForceNotPossibleError('invalid', message);
 
@@ -174,19 +186,44 @@ const invalid = (message: string) => new ForceNotPossibleError('invalid', messag
  * for a fencedOnly action without a token). `actions`: the table (the admin actions unless a test hands its own).
  */
 export function checkRequest(request: ForceRequest, actions: AdminActionTable = ADMIN_ACTIONS): CheckedRequest {
-  const row = actionNamed((request as Partial<ForceRequest> | null)?.action, actions);
-  if (!row) throw invalid(`the action is ${Object.keys(actions).join(' or ')}`);
+  if ((request as Partial<CheckedRequest> | null)?.[CHECKED] === true) return request as CheckedRequest;
+  const row = rowOf((request as Partial<ForceRequest> | null)?.action, actions);
   const parsed = REQUEST_FIELDS.safeParse(request);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw invalid(`${issue.path.join('.')}: ${issue.message}`);
-  }
-  const { key, expectedHolder, expectedToken, quarantineMs } = parsed.data;
+  if (!parsed.success) throw invalidIssue(parsed.error);
+  return checked(row, parsed.data.key, parsed.data, actions);
+}
+
+/**
+ * The request for `action` on `key` from what the person saw, as a schema made of SEEN_FIELDS
+ * parsed it (the API's body): the key is checked (it comes from the store, not the body) and
+ * the action's rule, not the seen fields again. What checkRequest then passes through.
+ */
+export function checkedRequest(action: ForceAction, key: string, seen: CheckedSeen, actions: AdminActionTable = ADMIN_ACTIONS): CheckedRequest {
+  const row = rowOf(action, actions);
+  const parsedKey = KEY.safeParse(key);
+  if (!parsedKey.success) throw invalidIssue(parsedKey.error, 'key');
+  return checked(row, parsedKey.data, seen, actions);
+}
+
+function rowOf(action: unknown, actions: AdminActionTable): AdminActionRow {
+  const row = actionNamed(action, actions);
+  if (!row) throw invalid(`the action is ${Object.keys(actions).join(' or ')}`);
+  return row;
+}
+
+function invalidIssue(error: z.ZodError, path?: string): ForceNotPossibleError {
+  const issue = error.issues[0]!;
+  return invalid(`${path ?? issue.path.join('.')}: ${issue.message}`);
+}
+
+function checked(row: AdminActionRow, key: string, { expectedHolder, expectedToken, quarantineMs }: Pick<ForceRequest, 'expectedHolder' | 'expectedToken' | 'quarantineMs'>, actions: AdminActionTable): CheckedRequest {
   if (row.fencedOnly && expectedToken === null) {
     throw new ForceNotPossibleError('unfenced', `the lease has no fencing token: it cannot be ${row.done}, only ${unfencedAlternatives(actions)} (the old holder may still act)`);
   }
   const token = expectedToken === null ? null : BigInt(expectedToken);
-  return { action: request.action, key, expectedHolder, expectedToken: token === null ? null : token.toString(), token, row, ...(quarantineMs !== undefined ? { quarantineMs } : {}) };
+  const request = { action: row.name as ForceAction, key, expectedHolder, expectedToken: token === null ? null : token.toString(), token, row, ...(quarantineMs !== undefined ? { quarantineMs } : {}) };
+  // The mark is not enumerable: a copy (`{ ...request, key: other }`) is not the checked request, and is checked again.
+  return Object.defineProperty(request, CHECKED, { value: true, enumerable: false }) as CheckedRequest;
 }
 
 // The long form of exact text: "<head>…[<n> bytes, sha256:<digest>]" (lib/domain/display.ts).

@@ -16,7 +16,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_ACTIONS } from '../../lib/admin/actions';
-import { ChangedSinceSeenError, type ForceBody } from '../../lib/admin/force-request';
+import { ChangedSinceSeenError, forceBody, type ForceBody } from '../../lib/admin/force-request';
 import { runForceAction, type ForceContext } from '../../lib/admin/guarded-force';
 import { AuthError } from '../../lib/auth/errors';
 import type { Principal } from '../../lib/auth/principal';
@@ -217,7 +217,7 @@ describe.each(STORE_KINDS)('lib/admin on a $kind store', ({ create }) => {
       const lease = await layout.hold(`unfenced-${uid()}`);
       try {
         await observed(store, lease.leaseId, lease.holder, null);
-        const body = (more = {}) => ({ expectedHolder: lease.holder, expectedToken: null, reason: REASON, ...more });
+        const body = (more = {}) => forceBody.parse({ expectedHolder: lease.holder, expectedToken: null, reason: REASON, ...more });
         const ctx = (who: Principal, more = {}) => context(lease, body(more), who);
         expect(await failureOf(forceExpireLease(ctx(operator)))).toMatchObject({ status: 422, code: 'unfenced' });
         expect(await failureOf(forceExpireLease(ctx(admin, { acknowledgeUnfenced: true })))).toMatchObject({ status: 422, code: 'unfenced' });
@@ -346,7 +346,7 @@ describe('races: the holder renews or releases while an operator force-expires w
           const kind = kinds[i % kinds.length]!;
           outcomes.attempts++;
           // What the operator saw: this grant. true: the force won; false: 409, the lease had changed; null: anything else.
-          const body = { expectedHolder: lease.holder, expectedToken: lease.token.toString(), reason: REASON };
+          const body = forceBody.parse({ expectedHolder: lease.holder, expectedToken: lease.token.toString(), reason: REASON });
           const force = forceExpireLease({ store, leaseId, principal: operator, sources: world.sources, root: world.parts, body }).then(
             () => true,
             (error: unknown) => (error instanceof ChangedSinceSeenError ? false : (problems.push(`iteration ${i}: ${String(error)}`), null)),

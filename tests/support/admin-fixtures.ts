@@ -11,7 +11,7 @@ import Redis from 'ioredis';
 import pg from 'pg';
 import { expect } from 'vitest';
 import type { Principal } from '../../lib/auth/principal';
-import type { ForceBody } from '../../lib/admin/force-request';
+import { forceBody, type ForceBody } from '../../lib/admin/force-request';
 import type { SourceConfig } from '../../lib/config';
 import type { Role } from '../../lib/config/auth-schema';
 import { listAudit, type AuditRow } from '../../lib/db/audit';
@@ -159,7 +159,8 @@ export async function holdFenced(store: Store, layout: FencedLayout, label: stri
   const lease = (await client.acquire(leaseKey, { holder: 'worker', ttlMs: 30_000 }))!;
   expect(lease).not.toBeNull();
   await observed(store, leaseId, lease.holder, lease.token.toString());
-  const body = (more: Partial<ForceBody> = {}): ForceBody => ({ expectedHolder: lease.holder, expectedToken: lease.token.toString(), reason: REASON, ...more });
+  // Parsed as the API parses it (a body is checked once, there: lib/admin/force-request.ts).
+  const body = (more: Partial<ForceBody> = {}): ForceBody => forceBody.parse({ expectedHolder: lease.holder, expectedToken: lease.token.toString(), reason: REASON, ...more });
   return { client, lease, leaseKey, leaseId, body };
 }
 
