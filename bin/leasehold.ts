@@ -7,6 +7,7 @@ import { StoreLockedError } from '../lib/db/embedded';
 import { describeStatus, MigrationError } from '../lib/db/migrate';
 import { openStore } from '../lib/db/store';
 import { terminalText } from '../lib/domain/display';
+import { actionNamed, ADMIN_ACTIONS, type ForceAction } from '../lib/domain/admin-actions';
 import { toPublicError } from '../lib/errors';
 import { logToStderr } from '../lib/log';
 import { redactUrlsIn, scrub, secretsOf } from '../lib/redact';
@@ -107,6 +108,16 @@ async function main(argv: string[]): Promise<number> {
     if (values.config.trim() === '') throw new UsageError('--config needs the path of a config file');
     process.env.LEASEHOLD_CONFIG = values.config;
   }
+  // Each admin action is a command of its own name (lib/domain/admin-actions.ts).
+  if (actionNamed(command, ADMIN_ACTIONS)) {
+    const { forceCommand, ForceUsageError } = await import('./commands/force');
+    try {
+      return await forceCommand(command as ForceAction, sub, { ...values, json });
+    } catch (error) {
+      if (error instanceof ForceUsageError) throw new UsageError(error.message);
+      throw error;
+    }
+  }
   switch (command) {
     case 'migrate':
       if (sub === undefined) return migrateCommand(json);
@@ -128,16 +139,6 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/snapshot')).snapshotCommand(loadAppConfig({ env: { ...process.env, LEASEHOLD_DEMO: 'off' } }), json);
     case 'audit':
       return (await import('./commands/audit')).auditCommand(sub, json);
-    case 'force-expire':
-    case 'force-release': {
-      const { forceCommand, ForceUsageError } = await import('./commands/force');
-      try {
-        return await forceCommand(command, sub, { ...values, json });
-      } catch (error) {
-        if (error instanceof ForceUsageError) throw new UsageError(error.message);
-        throw error;
-      }
-    }
     case 'users':
       if (!['add', 'list', 'set-role', 'set-password', 'disable', 'enable'].includes(sub ?? '')) throw new UsageError(`unknown users subcommand "${sub ?? ''}" (expected add, list, set-role, set-password, disable or enable)`);
       return (await import('./commands/users')).usersCommand(sub, positionals.slice(2), { role: values.role, json });

@@ -7,6 +7,7 @@ import { useTimeRange } from '@/components/time-range';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { EmptyState } from '@/components/ui/empty-state';
 import { formatDuration } from '@/lib/domain/duration';
+import { FORCE_EVENT_TYPES, type ForceEventType } from '@/lib/domain/admin-actions';
 import { When } from '@/components/when';
 import { isRestart } from '@/lib/domain/health';
 import { LEASE_EVENT_TYPES, type EventType, type LeaseEventView } from '@/lib/domain/types';
@@ -19,8 +20,8 @@ const TONE: Record<EventType, BadgeTone> = {
   released: 'muted',
   expired: 'bad',
   taken_over: 'warn',
-  force_expired: 'bad',
-  force_released: 'bad',
+  // Every admin action's event: someone forced the lease.
+  ...(Object.fromEntries(FORCE_EVENT_TYPES.map((type) => [type, 'bad'])) as Record<ForceEventType, BadgeTone>),
   token_regression: 'bad',
   source_down: 'warn',
   source_up: 'ok',

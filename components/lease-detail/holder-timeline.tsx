@@ -4,6 +4,7 @@
 // segments below it says the same in words.
 import { formatInstant, formatTick, timeTicks } from '@/components/charts/time-axis';
 import { formatDuration } from '@/lib/domain/duration';
+import { ADMIN_ACTIONS, type ForceEventType } from '@/lib/domain/admin-actions';
 import { timelineSummary, type HolderTimeline, type SegmentEnd } from '@/lib/domain/holder-timeline';
 import styles from './lease-detail.module.css';
 
@@ -12,8 +13,8 @@ const END_TEXT: Record<SegmentEnd, string> = {
   released: 'released',
   expired: 'expired (missed renewal)',
   taken_over: 'taken over',
-  force_expired: 'force-expired',
-  force_released: 'force-released',
+  // Each admin action's event, as its row says what was done ("force-expired").
+  ...(Object.fromEntries(Object.values(ADMIN_ACTIONS).map((row) => [row.eventType, row.done])) as Record<ForceEventType, string>),
   observation_gap: 'not observed after this',
   replaced: 'replaced',
 };

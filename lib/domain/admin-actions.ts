@@ -6,13 +6,11 @@
 // row), the console's action panel, the CLI, the lease's events and the force_action alert.
 // A new action is a row here and, in each backend's force.ts, whatever the row's properties
 // do not already say.
-import type { EventType } from './types';
-
 export type AdminActionRow = {
   /** The last segment of its path (POST /api/v1/leases/{id}/<name>), the audit entry's `action`, the CLI's command. */
   readonly name: string;
-  /** The event a done action adds to the lease's history; the action a force_action alert names. */
-  readonly eventType: EventType;
+  /** The event a done action adds to the lease's history; the action a force_action alert names. One of the event types (lib/domain/types.ts EVENT_TYPES lists the table's). */
+  readonly eventType: string;
   /** The permission (lib/auth/permissions.ts) it needs on a fenced lease. */
   readonly permission: string;
   /** Refused on a lease without a token (422 `unfenced`): it cannot stop the old holder's late writes. */
@@ -31,6 +29,8 @@ export type AdminActionRow = {
   readonly done: string;
   /** What it does to a fenced lease, in a few words (the console's choice of action). */
   readonly effect: string;
+  /** A failover it caused, as the failovers page names the cause: "forced expiry". */
+  readonly asCause: string;
 };
 
 /** A table of actions: each row under its own name. */
@@ -53,6 +53,7 @@ export const ADMIN_ACTIONS = table({
     title: 'Force-expire',
     done: 'force-expired',
     effect: 'ends it now, raises the token',
+    asCause: 'forced expiry',
   },
   'force-release': {
     name: 'force-release',
@@ -68,12 +69,19 @@ export const ADMIN_ACTIONS = table({
     title: 'Force-release',
     done: 'force-released',
     effect: 'frees it, raises the token',
+    asCause: 'forced release',
   },
 } as const);
 
 export type ForceAction = keyof typeof ADMIN_ACTIONS;
 /** The events the admin actions add to a lease's history. */
 export type ForceEventType = (typeof ADMIN_ACTIONS)[ForceAction]['eventType'];
+
+/** Those events, in the table's order: the event types, the changes of hands, the failover causes and the token chart take them from here. */
+export const FORCE_EVENT_TYPES = Object.values(ADMIN_ACTIONS).map((row) => row.eventType) as readonly ForceEventType[];
+
+/** Each action's word for a failover it caused ("forced expiry"), by its event. */
+export const FORCE_CAUSE_TEXT = Object.fromEntries(Object.values(ADMIN_ACTIONS).map((row) => [row.eventType, row.asCause])) as Record<ForceEventType, string>;
 
 /** The row named `name` in `actions`, or null (no such name, or one every object has, such as "toString"). */
 export function actionNamed<R extends AdminActionRow>(name: unknown, actions: AdminActionTable<R>): R | null {

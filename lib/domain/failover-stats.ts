@@ -2,18 +2,18 @@
 // page (the same on the page and in the CSV export), the gap summary, the time buckets of
 // the chart and the CSV rows. Time comes in as an argument.
 import { toCsv } from './csv';
+import { FORCE_CAUSE_TEXT, FORCE_EVENT_TYPES } from './admin-actions';
 import { percentile } from './renewal-stats';
 import type { LeaseEventView } from './types';
 
-export const FAILOVER_CAUSES = ['expired', 'taken_over', 'released', 'force_expired', 'force_released', 'unknown'] as const;
+export const FAILOVER_CAUSES = ['expired', 'taken_over', 'released', ...FORCE_EVENT_TYPES, 'unknown'] as const;
 export type FailoverCause = (typeof FAILOVER_CAUSES)[number];
 
 export const CAUSE_TEXT: Record<FailoverCause, string> = {
   expired: 'expired (missed renewal)',
   taken_over: 'taken over',
   released: 'released',
-  force_expired: 'forced expiry',
-  force_released: 'forced release',
+  ...FORCE_CAUSE_TEXT,
   unknown: 'cause unknown',
 };
 
@@ -102,7 +102,7 @@ export function bucketSizeFor(rangeMs: number, maxBuckets = 48): number {
 
 export type FailoverBucket = { start: number; end: number; total: number; counts: Record<FailoverCause, number> };
 
-const zeroCounts = (): Record<FailoverCause, number> => ({ expired: 0, taken_over: 0, released: 0, force_expired: 0, force_released: 0, unknown: 0 });
+const zeroCounts = (): Record<FailoverCause, number> => Object.fromEntries(FAILOVER_CAUSES.map((cause) => [cause, 0])) as Record<FailoverCause, number>;
 
 /**
  * Counts per bucket of `bucketMs` (aligned to multiples of it since the epoch) from

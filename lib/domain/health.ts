@@ -1,6 +1,7 @@
 // How worried to be about a lease, from what the API says of it. Pure: the console's
 // "problems first" order, its colours and its counters all come from here, so that the
 // page, the tests and the API agree on what a problem is.
+import { FORCE_EVENT_TYPES } from './admin-actions';
 import type { LeaseView } from './types';
 import { isQuarantined } from './quarantine';
 
@@ -29,7 +30,7 @@ export const CLOSE_MARGIN_RATIO = 0.5;
 export const FLAPPING_TRANSITIONS = 4;
 
 /** Event types that change who holds a lease (each is one side of a change of hands, or both). */
-export const TRANSITION_TYPES = ['acquired', 'released', 'expired', 'taken_over', 'force_expired', 'force_released'] as const;
+export const TRANSITION_TYPES = ['acquired', 'released', 'expired', 'taken_over', ...FORCE_EVENT_TYPES] as const;
 
 /** The event types that can be a change of hands (for a query to narrow by before isChangeOfHands decides). */
 export const CHANGE_TYPES = ['acquired', 'taken_over'] as const;

@@ -5,6 +5,7 @@
 // The events are taken as the collector stored them (oldest first, by id), not re-sorted by
 // time: an `expired` is stored at the old grant's estimated expiry and the `acquired` that
 // follows it at the new grant's estimated start, and their order is the one that happened.
+import { FORCE_EVENT_TYPES, type ForceEventType } from './admin-actions';
 import { formatDuration } from './duration';
 import type { EventType, LeaseEventView, LeaseView } from './types';
 
@@ -15,7 +16,7 @@ export type TimelineEvent = Pick<LeaseEventView, 'type' | 'at' | 'holder' | 'pre
 export type TimelineLease = Pick<LeaseView, 'state' | 'holder' | 'token' | 'acquiredAt' | 'observedAt' | 'stale'>;
 
 /** How a holder's segment ended within the range: by an event, by the lease's current state, or not at all (null: still held). */
-export type SegmentEnd = 'released' | 'expired' | 'taken_over' | 'force_expired' | 'force_released' | 'observation_gap' | 'replaced';
+export type SegmentEnd = 'released' | 'expired' | 'taken_over' | ForceEventType | 'observation_gap' | 'replaced';
 
 export type HolderSegment = {
   holder: string;
@@ -44,7 +45,7 @@ export type TimelineFailover = {
 
 export type HolderTimeline = { start: number; end: number; segments: HolderSegment[]; gaps: TimelineGap[]; failovers: TimelineFailover[] };
 
-const ENDS: ReadonlySet<EventType> = new Set(['released', 'expired', 'force_expired', 'force_released']);
+const ENDS: ReadonlySet<EventType> = new Set(['released', 'expired', ...FORCE_EVENT_TYPES]);
 
 function gapTimes(event: TimelineEvent, at: number): { lastSeen: number; seenAgain: number } {
   const detail = (event.detail ?? {}) as { lastSeenAt?: unknown; seenAgainAt?: unknown };

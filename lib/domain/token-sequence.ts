@@ -1,6 +1,7 @@
 // The token sequence of the lease page: the fencing tokens a lease's events show, oldest
 // first, and its one-line summary. Split from lib/domain/holder-timeline.ts, which re-exports
 // it; pure as that file is (events come in as arguments).
+import { FORCE_EVENT_TYPES } from './admin-actions';
 import type { EventType } from './types';
 import type { TimelineEvent } from './holder-timeline';
 
@@ -19,7 +20,7 @@ export type TokenPoint = {
 };
 
 const GRANTS: ReadonlySet<EventType> = new Set(['acquired', 'taken_over']);
-const FORCED: ReadonlySet<EventType> = new Set(['force_expired', 'force_released']);
+const FORCED: ReadonlySet<EventType> = new Set(FORCE_EVENT_TYPES);
 const DECIMAL = /^-?\d+$/;
 
 /**

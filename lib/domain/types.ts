@@ -1,5 +1,6 @@
 // The vocabulary of leases (docs/architecture.md, docs/api.md), as types. Pure: no I/O, no framework imports
 // (enforced by the no-restricted-imports rule in eslint.config.js).
+import { FORCE_EVENT_TYPES } from './admin-actions';
 
 /**
  * A backend kind's name, as its descriptor registers it (lib/sources/backends.ts): the domain
@@ -29,8 +30,8 @@ export const EVENT_TYPES = [
   'released',
   'expired',
   'taken_over',
-  'force_expired',
-  'force_released',
+  // The admin actions' events, one per row of lib/domain/admin-actions.ts.
+  ...FORCE_EVENT_TYPES,
   'token_regression',
   'source_down',
   'source_up',

@@ -41,6 +41,7 @@ const poke: AdminAction = {
   title: 'Force-poke',
   done: 'force-poked',
   effect: 'pokes it',
+  asCause: 'forced poke',
 };
 const WITH_POKE: AdminActionTable<AdminAction> = { ...ADMIN_ACTIONS, [poke.name]: poke };
 

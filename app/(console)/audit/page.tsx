@@ -7,6 +7,7 @@ import { pageAccess } from '@/lib/auth/page';
 import { auditPage } from '@/lib/queries/audit';
 import { pageData } from '@/lib/queries/page-data';
 import type { AuditPhase } from '@/lib/domain/audit';
+import { ADMIN_ACTIONS } from '@/lib/domain/admin-actions';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Audit log' };
@@ -32,7 +33,7 @@ export default async function AuditPage({ searchParams }: Props) {
       isEmpty={(page) => page.entries.length === 0}
       empty={() => (
         <EmptyState title={Object.values(filter).some(Boolean) ? 'No entries match' : 'No admin actions yet'}>
-          <p>Force-expire and force-release actions, with who asked, why, and what happened, appear here.</p>
+          <p>{Object.values(ADMIN_ACTIONS).map((row) => row.title).join(' and ')} actions, with who asked, why, and what happened, appear here.</p>
         </EmptyState>
       )}
     >
@@ -43,8 +44,11 @@ export default async function AuditPage({ searchParams }: Props) {
             <input name="lease" placeholder="lease id" defaultValue={filter.leaseId} aria-label="Lease" />
             <select name="action" defaultValue={filter.action ?? ''} aria-label="Action">
               <option value="">any action</option>
-              <option value="force-expire">force-expire</option>
-              <option value="force-release">force-release</option>
+              {Object.keys(ADMIN_ACTIONS).map((name) => (
+                <option key={name} value={name}>
+                  {name}
+                </option>
+              ))}
             </select>
             <select name="phase" defaultValue={filter.phase ?? ''} aria-label="Phase">
               <option value="">any phase</option>
