@@ -11,7 +11,7 @@ const DOMAIN_FORBIDDEN = {
   paths: [
     ...['pg', 'ioredis', 'etcd3', 'redlock', 'prisma', 'pglite-prisma-adapter', 'server-only', 'react', 'react-dom'].map((name) => ({
       name,
-      message: 'lib/domain is pure: no database, network or framework imports (DESIGN.md section 7, rule 1).',
+      message: 'lib/domain is pure: no database, network or framework imports (docs/architecture.md, "Rules that hold the layout").',
     })),
     ...['fs', 'net', 'http', 'https', 'child_process', 'dgram', 'dns', 'tls', 'worker_threads'].flatMap((name) => [
       { name, message: 'lib/domain does no I/O: pass data and time in as arguments.' },

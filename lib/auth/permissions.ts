@@ -1,6 +1,6 @@
 // What each role may do: the one table (docs/admin-actions.md). Every page, route handler and
 // stream asks `can(role, permission)` through lib/auth/guard.ts; tests/integration/
-// role-matrix.test.ts checks every route of the app against lib/auth/route-rules.ts.
+// tests/e2e/role-matrix.spec.ts checks every route of the app against lib/auth/route-rules.ts.
 import type { Role } from '../config/auth-schema';
 
 export type { Role };

@@ -1,6 +1,6 @@
 // Who may call what: every route handler and page of app/, by method and path as the app
 // folder names it (route groups left out), with the permission it needs or "public".
-// tests/integration/role-matrix.test.ts lists the app's routes from its files: a route or
+// tests/e2e/role-matrix.spec.ts lists the app's routes from its files: a route or
 // method missing here fails it, and it calls each one as every kind of caller.
 import type { Permission } from './permissions';
 
