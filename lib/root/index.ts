@@ -109,11 +109,18 @@ export function createRoot(options: RootOptions): Root {
     async close() {
       const stopping = collector;
       collector = undefined;
-      await stopping?.stop();
-      for (const relay of relays.values()) relay.stop();
-      relays.clear();
-      await parts.stopAll();
-      await root.closeStore();
+      // The store is closed whatever failed before it: an embedded store left open needs crash recovery on its next open.
+      try {
+        await stopping?.stop();
+      } finally {
+        for (const relay of relays.values()) relay.stop();
+        relays.clear();
+        try {
+          await parts.stopAll();
+        } finally {
+          await root.closeStore();
+        }
+      }
     },
   };
   return root;

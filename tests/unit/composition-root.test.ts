@@ -52,8 +52,15 @@ describe('a composition root', () => {
     const stopped: string[] = [];
     root.part(part('fine', () => 1, () => void stopped.push('fine')));
     root.part(part('broken', () => 2, () => Promise.reject(new Error('the pool would not close'))));
+    const closed: string[] = [];
+    const store = { close: async () => void closed.push('store') } as unknown as Parameters<typeof createRoot>[0]['store'];
+    const withStore = createRoot({ config: config(), store });
+    withStore.part(part('broken', () => 2, () => Promise.reject(new Error('the pool would not close'))));
     await expect(root.close()).rejects.toThrow('the pool would not close');
     expect(stopped).toEqual(['fine']);
+    // The store is closed all the same.
+    await expect(withStore.close()).rejects.toThrow('the pool would not close');
+    expect(closed).toEqual(['store']);
   });
 
   it("the process's root is the one installed (boot's, or a test's), made from the config on first use otherwise", () => {
