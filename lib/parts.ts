@@ -4,7 +4,7 @@
 // the root, as `Parts`, by whoever calls it; a test makes its own root and so its own parts.
 // This file imports nothing, so any layer can declare a part without importing lib/root.
 
-/** One piece of per-root state: its name (for messages), how to make it, and how to stop it when its root closes. */
+/** One piece of per-root state: its name (unique: it is the part's identity), how to make it, and how to stop it when its root closes. */
 export type Part<T> = { readonly name: string; readonly make: () => T; readonly stop?: (made: T) => unknown };
 
 /** Declares a part: made by `make` on first use, once per root; `stop` runs when the root closes. */
@@ -17,15 +17,17 @@ export type Parts = { part<T>(which: Part<T>): T };
 
 /** A holder of parts, empty until asked; stopAll() stops what was made, last made first, and forgets it. */
 export function createParts(): Parts & { stopAll(): Promise<void> } {
-  // Each part made, with how to stop it.
-  const held = new Map<object, { value: unknown; stop: () => unknown }>();
+  // Each part made, with how to stop it, under its name: Next loads a module once per route
+  // bundle and once for instrumentation, so the demo boot starts and the route that shows it
+  // hold two Part objects for one part. A part's name is its identity, unique in Leasehold.
+  const held = new Map<string, { value: unknown; stop: () => unknown }>();
   return {
     part<T>(which: Part<T>): T {
-      let made = held.get(which);
+      let made = held.get(which.name);
       if (!made) {
         const value = which.make();
         made = { value, stop: () => which.stop?.(value) };
-        held.set(which, made);
+        held.set(which.name, made);
       }
       return made.value as T;
     },

@@ -47,6 +47,14 @@ describe('a composition root', () => {
     expect(root.collector()).toBeUndefined();
   });
 
+  it('knows a part by its name: the copy of a module in another Next bundle finds what this one made', () => {
+    const root = createRoot({ config: config() });
+    // What two copies of one module declare (boot starts the demo, a route shows it).
+    const declared = () => part('copied part', () => ({ running: false }));
+    root.part(declared()).running = true;
+    expect(root.part(declared()).running).toBe(true);
+  });
+
   it('stops every part even when one fails, then says so', async () => {
     const root = createRoot({ config: config() });
     const stopped: string[] = [];
