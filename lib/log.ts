@@ -126,11 +126,20 @@ export function logger(area: string): Logger {
 }
 
 /**
- * A `(line: string) => void` writing to an area's logger, for code that takes one (the
- * collector and its observers, the demo fleet, the store's migrations): info, or warn for
- * a line that starts with `warning:`.
+ * A `(line: string) => void` writing to `log`, for code that takes one (the collector and its
+ * observers, the demo fleet, the store's migrations): info, or warn for a line that starts
+ * with `warning:`.
  */
+export function linesTo(log: Logger): (line: string) => void {
+  return (line) => (line.startsWith('warning:') ? log.warn(line) : log.info(line));
+}
+
+/** linesTo an area's child of the process's logger. */
 export function lineLogger(area: string): (line: string) => void {
-  const areaLog = logger(area);
-  return (line) => (line.startsWith('warning:') ? areaLog.warn(line) : areaLog.info(line));
+  return linesTo(logger(area));
+}
+
+/** A logger that writes nothing (a one-off worker whose outcome its caller reports, a test). */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
 }

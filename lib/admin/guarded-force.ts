@@ -25,7 +25,8 @@ import { retrying, retryLine } from '../time/retry';
 import { readLeaseView } from '../db/leases';
 import type { Store } from '../db/store';
 import type { LeaseView } from '../domain/types';
-import { logger } from '../log';
+import { logger, type Logger } from '../log';
+import type { Clock } from '../time/clock';
 import { SourceUnavailableError } from '../sources/errors';
 import type { Parts } from '../parts';
 import { checkedRequest, ForceConflictError, ForceNotPossibleError, type ForceActions, type ForceDone, type ForcePlan } from '../sources/force';
@@ -52,6 +53,10 @@ export type ForceContext = {
   publicUrl?: string;
   /** A permission the principal was already checked for (the route's rule, lib/auth/route-rules.ts): not asked again. */
   granted?: Permission;
+  /** Its area's logger (the server hands its root's `admin` child; default the process's). */
+  log?: Logger;
+  /** What the force_action alert's times are read on (the root's; default the system clock). */
+  clock?: Clock;
 };
 
 export type ForceOutcome =
@@ -96,6 +101,7 @@ export async function auditRefusal(action: AdminAction, context: AuditedContext,
 /** Runs one row of the table (actions.ts) on one lease: the steps at the head of this file. */
 export async function runForceAction(action: AdminAction, context: ForceContext): Promise<ForceOutcome> {
   const { store, leaseId, body } = context;
+  const log = context.log ?? logger('admin');
   const lease = await readLeaseView(store, leaseId, async () => 0);
   if (!lease) throw new NotFoundError(`No lease "${leaseId}" has been observed.`);
   let actions: ForceActions;
@@ -127,7 +133,7 @@ export async function runForceAction(action: AdminAction, context: ForceContext)
   } catch (error) {
     throw await auditFailure(context, base, error);
   }
-  const entry = await appendResult(store, {
+  const entry = await appendResult(store, log, {
     ...base,
     phase: 'done',
     status: 200,
@@ -146,30 +152,32 @@ export async function runForceAction(action: AdminAction, context: ForceContext)
     newToken: done.newToken,
     auditId: entry.id,
     detail: { actor: context.principal.name, reason: body.reason, ...(body.quarantineMs ? { quarantineMs: body.quarantineMs } : {}) },
-  }).catch((error: unknown) => logger('admin').error({ leaseId, error: (error as Error).message }, 'the force event could not be added to the lease history'));
+  }).catch((error: unknown) => log.error({ leaseId, error: (error as Error).message }, 'the force event could not be added to the lease history'));
   // 8. A force_action alert, for those who want to hear of every forced action.
   await raiseForceAlert(
     store,
     { lease, action: action.eventType, actor: context.principal.name, reason: body.reason, previousToken: done.previousToken, newToken: done.newToken, auditId: entry.id.toString() },
     context.publicUrl,
-  ).catch((error: unknown) => logger('admin').error({ leaseId, error: (error as Error).message }, 'the force_action alert could not be raised'));
+    { clock: context.clock, log },
+  ).catch((error: unknown) => log.error({ leaseId, error: (error as Error).message }, 'the force_action alert could not be raised'));
   return { dryRun: false, previousToken: done.previousToken, newToken: done.newToken, auditId: entry.id.toString(), lease, detail: done.detail };
 }
 
 /** The result entry of an action that did not complete, and the error to answer with. */
 async function auditFailure(context: ForceContext, base: Omit<AuditInput, 'phase'>, error: unknown): Promise<Error> {
   const { store, leaseId } = context;
+  const log = context.log ?? logger('admin');
   if (error instanceof ForceConflictError) {
-    const entry = await appendResult(store, { ...base, phase: 'refused', status: 409, actualHolder: error.current?.holder ?? null, actualToken: error.current?.token ?? null });
+    const entry = await appendResult(store, log, { ...base, phase: 'refused', status: 409, actualHolder: error.current?.holder ?? null, actualToken: error.current?.token ?? null });
     const current = await readLeaseView(store, leaseId, async () => 0);
     return new ChangedSinceSeenError(error.message, current, error.current, entry.id.toString());
   }
   if (error instanceof ForceNotPossibleError) {
-    await appendResult(store, { ...base, phase: 'refused', status: 422, detail: { ...(base.detail as object), message: error.message } });
+    await appendResult(store, log, { ...base, phase: 'refused', status: 422, detail: { ...(base.detail as object), message: error.message } });
     return publicError(error);
   }
   const message = error instanceof SourceUnavailableError ? error.message : error instanceof Error && error.name !== 'TimeoutError' ? error.message.slice(0, 500) : 'the backend did not answer in time';
-  await appendResult(store, { ...base, phase: 'error', status: 503, detail: { ...(base.detail as object), message, outcome: 'unknown' } });
+  await appendResult(store, log, { ...base, phase: 'error', status: 503, detail: { ...(base.detail as object), message, outcome: 'unknown' } });
   return new BackendUnavailableError(`${message}. Whether the action was applied is not known: look at the lease before trying again.`);
 }
 
@@ -185,17 +193,17 @@ function publicError(error: unknown): Error {
  * the whole entry (tokens included) and the person is told so: the `requested` entry is in the
  * log, and the backend's state is the truth.
  */
-async function appendResult(store: Store, entry: AuditInput): Promise<AuditRow> {
+async function appendResult(store: Store, log: Logger, entry: AuditInput): Promise<AuditRow> {
   const row = await retrying(() => appendAudit(store, entry), {
     what: `writing the audit result of ${entry.action} on ${entry.leaseId}`,
     signal: AbortSignal.timeout(RESULT_RETRY_MS),
     initialDelayMs: 200,
     maxDelayMs: 5_000,
     fatal: (error) => error instanceof AuditInputError,
-    onFailure: (failure) => logger('admin').warn(retryLine(failure)),
+    onFailure: (failure) => log.warn(retryLine(failure)),
   });
   if (row) return row;
-  logger('admin').error({ entry: { ...entry, detail: entry.detail } }, 'the audit result of an admin action could not be written');
+  log.error({ entry: { ...entry, detail: entry.detail } }, 'the audit result of an admin action could not be written');
   throw new AuditUnwrittenError(
     `The ${entry.action} of ${entry.leaseId} ended (${entry.phase}${entry.newToken ? `, token ${String(entry.previousToken)} → ${String(entry.newToken)}` : ''}), but the store did not take its audit result; the server log has it. Look at the lease before acting again.`,
   );

@@ -12,6 +12,7 @@ import { AlertEvaluator, type AlertDecision, type AlertInput, type AlertRule, ty
 import type { AlertView } from '../domain/alert-types';
 import type { AppliedRead } from '../domain/apply-read';
 import type { LeaseChange, TrackedLease } from '../domain/tracked-lease';
+import type { Logger } from '../log';
 import { metrics } from '../metrics';
 import { systemClock, type Clock } from '../time/clock';
 import { alertFingerprint } from './fingerprint';
@@ -24,7 +25,8 @@ const MAX_PENDING_WRITES = 50_000;
 export type AlertEngineOptions = {
   store: Store;
   linkOf: (view: AlertView) => string | null;
-  log: (line: string) => void;
+  /** Its area's pino logger (the collector hands a child of its root's, `area: alerts`). */
+  log: Logger;
   clock?: Clock;
 };
 
@@ -105,7 +107,7 @@ export class AlertEngine {
   ready(): Promise<void> {
     this.loaded ??= this.reloadRules().catch((error: unknown) => {
       this.loaded = null;
-      this.options.log(`alerts: the rules could not be loaded (${(error as Error)?.message ?? error}); trying again`);
+      this.options.log.warn(`the rules could not be loaded (${(error as Error)?.message ?? error}); trying again`);
     });
     return this.loaded;
   }
@@ -114,7 +116,7 @@ export class AlertEngine {
     const version = await rulesVersion(this.options.store);
     if (version === this.version) return;
     const { rules, problems } = await loadRules(this.options.store);
-    for (const problem of problems) this.options.log(`alerts: ${problem}; the rule is not evaluated`);
+    for (const problem of problems) this.options.log.warn(`${problem}; the rule is not evaluated`);
     this.rules = rules;
     this.evaluator.setRules(rules);
     this.version = version;
@@ -171,7 +173,7 @@ export class AlertEngine {
     }
     if (this.pending.length > MAX_PENDING_WRITES) {
       const dropped = this.pending.splice(0, this.pending.length - MAX_PENDING_WRITES);
-      this.options.log(`alerts: the store has not taken alert changes for a while; ${dropped.length} of them were dropped`);
+      this.options.log.error({ dropped: dropped.length }, `the store has not taken alert changes for a while; ${dropped.length} of them were dropped`);
     }
     this.writing ??= this.write();
   }
@@ -186,7 +188,7 @@ export class AlertEngine {
           this.pending.splice(0, batch.length);
           delayMs = 100;
           if (applied.queued > 0) this.options.store.outbox.changed();
-          for (const alert of applied.fired) this.options.log(`alert firing: ${alert.rule.type}: ${alert.summary}`);
+          for (const alert of applied.fired) this.options.log.info({ rule: alert.rule.type, lease: alert.leaseId }, `alert firing: ${alert.rule.type}: ${alert.summary}`);
         } catch (error) {
           metrics.inc('leasehold_alert_write_failures_total', {});
           if (isDataError(error)) {
@@ -196,7 +198,7 @@ export class AlertEngine {
             this.pending.splice(0, batch.length);
             continue;
           }
-          this.options.log(`alerts: writing ${batch.length} alert change${batch.length === 1 ? '' : 's'} failed (${(error as Error)?.message ?? error}); retrying in ${delayMs} ms`);
+          this.options.log.warn(`writing ${batch.length} alert change${batch.length === 1 ? '' : 's'} failed (${(error as Error)?.message ?? error}); retrying in ${delayMs} ms`);
           await this.clock.sleep(delayMs);
           delayMs = Math.min(delayMs * 2, 10_000);
         }
@@ -212,7 +214,7 @@ export class AlertEngine {
         const applied = await applyAlertWrites(this.options.store, [write], { linkOf: this.options.linkOf, nowWall: this.clock.wall() });
         if (applied.queued > 0) this.options.store.outbox.changed();
       } catch (error) {
-        this.options.log(`alerts: the store refused an alert change (${write.op} ${write.fingerprint}): ${(error as Error)?.message ?? error}`);
+        this.options.log.error(`the store refused an alert change (${write.op} ${write.fingerprint}): ${(error as Error)?.message ?? error}`);
       }
     }
   }

@@ -11,6 +11,7 @@ import type { LeaseView } from '../domain/types';
 import { alertWrite } from './engine';
 import { alertLinker } from './link';
 import { systemClock, type Clock } from '../time/clock';
+import { logger, type Logger } from '../log';
 
 export type ForcedAction = {
   lease: LeaseView;
@@ -23,8 +24,16 @@ export type ForcedAction = {
   auditId: string | null;
 };
 
-/** `clock`: what the rules' hold times and the alert's times are read on (default: the system clock). */
-export async function raiseForceAlert(store: Store, forced: ForcedAction, publicUrl: string | undefined, { clock = systemClock }: { clock?: Clock } = {}): Promise<number> {
+/**
+ * `clock`: what the rules' hold times and the alert's times are read on (default: the system
+ * clock); `log`: where a raised alert is told (default: the process's `alerts` logger).
+ */
+export async function raiseForceAlert(
+  store: Store,
+  forced: ForcedAction,
+  publicUrl: string | undefined,
+  { clock = systemClock, log = logger('alerts') }: { clock?: Clock; log?: Logger } = {},
+): Promise<number> {
   const { rules } = await loadRules(store);
   if (!rules.some((rule) => rule.enabled && rule.type === 'force_action')) return 0;
   const { lease } = forced;
@@ -43,5 +52,6 @@ export async function raiseForceAlert(store: Store, forced: ForcedAction, public
   );
   const applied = await applyAlertWrites(store, decisions.map(alertWrite), { linkOf: alertLinker(publicUrl), nowWall: clock.wall() });
   if (applied.queued > 0) store.outbox.changed();
+  for (const alert of applied.fired) log.info({ rule: alert.rule.type, lease: alert.leaseId, auditId: forced.auditId }, `alert firing: ${alert.rule.type}: ${alert.summary}`);
   return applied.fired.length + applied.repeated;
 }

@@ -2,6 +2,7 @@
 // outbox. Started with the collector (lib/collector/index.ts) when `alerts.enabled` (default).
 import type { Config } from '../config';
 import type { Store } from '../db';
+import type { Logger } from '../log';
 import type { Clock } from '../time/clock';
 import { AlertEngine } from './engine';
 import { alertLinker } from './link';
@@ -13,12 +14,12 @@ export type Alerting = {
   stop(): Promise<void>;
 };
 
-export function startAlerting(options: { store: Store; config: Config; workerId: string; log: (line: string) => void; clock?: Clock }): Alerting {
+export function startAlerting(options: { store: Store; config: Config; workerId: string; log: Logger; clock?: Clock }): Alerting {
   const linkOf = alertLinker(options.config.alerts.publicUrl);
   const engine = new AlertEngine({ store: options.store, linkOf, log: options.log, clock: options.clock });
   const worker = new DeliveryWorker({ store: options.store, config: options.config.alerts, workerId: options.workerId, linkOf, log: options.log, clock: options.clock });
   const stop = new AbortController();
-  const runs = [engine.run(stop.signal), worker.run(stop.signal)].map((run) => run.catch((error: unknown) => options.log(`alerts: ${(error as Error)?.message ?? error}`)));
+  const runs = [engine.run(stop.signal), worker.run(stop.signal)].map((run) => run.catch((error: unknown) => options.log.error({ err: error }, `stopped: ${(error as Error)?.message ?? error}`)));
   let stopping: Promise<void> | null = null;
   return {
     engine,

@@ -23,6 +23,7 @@ import { ms, name, scope } from './body-fields';
 import { alertLinker } from './link';
 import { checkRuleParams, type newRuleBody, type ruleChangeBody } from './rule-bodies';
 import { DeliveryWorker } from './worker';
+import { silentLogger } from '../log';
 import { systemClock } from '../time/clock';
 
 /** A refusal with its status, code and sentence: the same class users and tokens use. */
@@ -161,7 +162,7 @@ export async function sendTestMessage(store: Store, config: AlertsConfig, id: st
   const deliveryId = await queueTestMessage(store, id, view, { linkOf }, now);
   const claimed = await claimDelivery(store, deliveryId, workerId, config.timeoutMs * 3);
   if (!claimed) throw new ManageError(409, 'not_claimed', 'The test message was taken by a delivery worker first: see the delivery log.');
-  const worker = new DeliveryWorker({ store, config: { ...config, maxAttempts: 1 }, workerId, linkOf, log: () => {} });
+  const worker = new DeliveryWorker({ store, config: { ...config, maxAttempts: 1 }, workerId, linkOf, log: silentLogger() });
   try {
     return { deliveryId, ...(await worker.deliverOne(claimed)) };
   } finally {

@@ -10,6 +10,7 @@ import type { Store } from '../db';
 import { sweepAlerts } from '../db/alerts';
 import { claimDeliveries, completeDelivery, type AttemptOutcome, type ClaimedDelivery } from '../db/deliveries';
 import type { AlertView } from '../domain/alert-types';
+import type { Logger } from '../log';
 import { metrics } from '../metrics';
 import { retryDelayMs } from './deliver/backoff';
 import { createEgressAgent } from './deliver/egress';
@@ -33,7 +34,8 @@ export type DeliveryWorkerOptions = {
   config: AlertsConfig;
   workerId: string;
   linkOf: (view: AlertView) => string | null;
-  log: (line: string) => void;
+  /** Its area's pino logger (the collector hands a child of its root's, `area: alerts`). */
+  log: Logger;
   /** The way out (tests may pass one with their own resolver); default: an egress agent on config.allowCidrs. */
   dispatcher?: Dispatcher;
   /** First retry's ceiling (default 1 s). */
@@ -69,7 +71,7 @@ export class DeliveryWorker {
       } catch (error) {
         // The store is down: nothing is lost (the rows wait), the worker looks again later.
         failures += 1;
-        if (failures === 1 || failures % 60 === 0) this.options.log(`alerts: the outbox cannot be read (${(error as Error)?.message ?? error}); trying again`);
+        if (failures === 1 || failures % 60 === 0) this.options.log.warn(`the outbox cannot be read (${(error as Error)?.message ?? error}); trying again`);
       }
       const look = lookEveryMs(this.options.store);
       if (!busy) await this.options.store.outbox.next(failures > 0 ? Math.min(10_000, look * failures) : look, signal, failures > 0 ? undefined : seen);
@@ -112,10 +114,10 @@ export class DeliveryWorker {
         retryInMs: retryDelayMs(delivery.attempts - 1, { baseMs: this.options.retryBaseMs ?? 1_000, retryAfterMs: result.retryAfterMs }),
         last,
       };
-      if (last) this.options.log(`alerts: delivery ${delivery.messageId} to ${delivery.webhook.name} failed ${delivery.attempts} times (${outcome.error}); it is dead-lettered (replay it from /alerts)`);
+      if (last) this.options.log.warn({ webhook: delivery.webhook.name, messageId: delivery.messageId }, `delivery ${delivery.messageId} to ${delivery.webhook.name} failed ${delivery.attempts} times (${outcome.error}); it is dead-lettered (replay it from /alerts)`);
     }
     const recorded = await completeDelivery(this.options.store, delivery.id, this.options.workerId, outcome).catch((error: unknown) => {
-      this.options.log(`alerts: the outcome of ${delivery.messageId} could not be recorded (${(error as Error)?.message ?? error}); it will be sent again under the same webhook-id`);
+      this.options.log.error({ messageId: delivery.messageId }, `the outcome of ${delivery.messageId} could not be recorded (${(error as Error)?.message ?? error}); it will be sent again under the same webhook-id`);
       return false;
     });
     // A retry: look again when it is due, without waiting for the next look.

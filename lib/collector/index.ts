@@ -16,7 +16,7 @@ import { pglitePool } from '../db/pglite-pool';
 import { redactUrlsIn, scrub, secretsOf } from '../redact';
 import { createSources } from '../sources/registry';
 import type { LeaseSource } from '../sources/types';
-import { lineLogger } from '../log';
+import { linesTo, rootLogger, type Logger } from '../log';
 import { metrics } from '../metrics';
 import type { Clock } from '../time/clock';
 import { retrying } from '../time/retry';
@@ -31,6 +31,9 @@ export type CollectorOptions = {
   collectorId?: string;
   /** Ownership lease TTL (default 10 s): how soon a dead collector's sources move. */
   ownershipTtlMs?: number;
+  /** The logger its areas take children of (collector, source, alerts): its composition root's, or the process's. */
+  logger?: Logger;
+  /** Its own lines (default: the `collector` child of `logger`). */
   log?: (line: string) => void;
   onRead?: ObserveOptions['onRead'];
   /** Alerts (rules and deliveries) in this process: on by config (`alerts.enabled`, default true) unless false here. */
@@ -69,12 +72,13 @@ type Observers = {
 export function startCollector(given: CollectorOptions): Collector {
   const options = { ...given, bus: given.bus ?? createBus() };
   const id = options.collectorId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const log = options.log ?? lineLogger('collector');
+  const base = options.logger ?? rootLogger();
+  const log = options.log ?? linesTo(base.child({ area: 'collector' }));
   const ttlMs = options.ownershipTtlMs ?? options.config.collectorLeaseTtlMs;
   // On the embedded store, a source may name its database (pglite://embedded, lib/sources/postgres/config.ts): it is read through the store's own PGlite.
-  const sources = createSources(options.config, options.store.pglite ? pglitePool(options.store.pglite) : null, { clock: options.clock });
+  const sources = createSources(options.config, options.store.pglite ? pglitePool(options.store.pglite) : null, { clock: options.clock, log: base.child({ area: 'source' }) });
   const stop = new AbortController();
-  const alerting = options.alerts !== false && options.config.alerts?.enabled === true ? startAlerting({ store: options.store, config: options.config, workerId: id, log: lineLogger('alerts'), clock: options.clock }) : null;
+  const alerting = options.alerts !== false && options.config.alerts?.enabled === true ? startAlerting({ store: options.store, config: options.config, workerId: id, log: base.child({ area: 'alerts' }), clock: options.clock }) : null;
   const observers: Observers = { options, id, log, ringSize: options.config.retention.renewalSamplesPerLease, owned: new Set(), running: new Map(), alerting };
   let leaseClient: LeaseClient | null = null;
   let stopping: Promise<void> | null = null;

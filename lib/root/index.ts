@@ -9,7 +9,7 @@ import { loadConfig, type Config, type LoadConfigOptions } from '../config';
 import { postgresSource, type PostgresSourceConfig } from '../sources/postgres/config';
 import { openStore, type Store } from '../db/store';
 import { DEMO_SOURCE_ENTRY } from '../demo/source';
-import { lineLogger, rootLogger, type Logger } from '../log';
+import { linesTo, rootLogger, type Logger } from '../log';
 import { createParts, type Parts } from '../parts';
 import { systemClock, type Clock } from '../time/clock';
 import { createBus, type Bus } from '../live/bus';
@@ -40,11 +40,13 @@ export type Root = Parts & {
   /** Its collector (with the alert worker), when one runs. */
   collector(): RootCollector | undefined;
   /**
-   * Runs its collector, once: `start` is handed the root's config, clock and bus (boot and
-   * `leasehold collect` pass lib/collector's startCollector; this folder does not import it, as
-   * lib/collector sits below the request-side folders that import this one).
+   * Runs its collector, once: `start` is handed the root's config, clock, bus and logger (boot
+   * and `leasehold collect` pass lib/collector's startCollector; this folder does not import
+   * it, as lib/collector sits below the request-side folders that import this one). Undefined,
+   * and `start` not called, once the root is stopping: a shutdown that lands while boot is
+   * still starting leaves no collector running behind close().
    */
-  runCollector<C extends RootCollector>(start: (wiring: CollectorWiring) => C): C;
+  runCollector<C extends RootCollector>(start: (wiring: CollectorWiring) => C): C | undefined;
   /** Relays other processes' changes on a PostgreSQL store to its bus (lib/live/relay.ts), once per store. */
   ensureRelay(store: Store): void;
   /** Whether boot() has run with this root, and whether it is shutting down. */
@@ -58,7 +60,7 @@ export type Root = Parts & {
 export type RootCollector = { readonly id: string; stop(): Promise<void> };
 
 /** What a root hands the collector it runs. */
-export type CollectorWiring = { config: Config; clock: Clock; bus: Bus };
+export type CollectorWiring = { config: Config; clock: Clock; bus: Bus; logger: Logger };
 
 export type RootOptions = {
   config: Config;
@@ -83,7 +85,7 @@ export function createRoot(options: RootOptions): Root {
     bus,
     part: (which) => parts.part(which),
     store() {
-      opening ??= openStore(config.store, { log: lineLogger('store') }).catch((error: unknown) => {
+      opening ??= openStore(config.store, { log: linesTo(root.log.child({ area: 'store' })) }).catch((error: unknown) => {
         opening = undefined;
         throw error;
       });
@@ -98,7 +100,8 @@ export function createRoot(options: RootOptions): Root {
     },
     collector: () => collector,
     runCollector(start) {
-      collector ??= start({ config, clock, bus });
+      if (root.stopping) return undefined;
+      collector ??= start({ config, clock, bus, logger: root.log });
       return collector as ReturnType<typeof start>;
     },
     ensureRelay(store) {
@@ -107,6 +110,7 @@ export function createRoot(options: RootOptions): Root {
     booted: false,
     stopping: false,
     async close() {
+      root.stopping = true;
       const stopping = collector;
       collector = undefined;
       // The store is closed whatever failed before it: an embedded store left open needs crash recovery on its next open.

@@ -1,8 +1,8 @@
 // Builds the configured sources, each by its kind's descriptor (lib/sources/backends.ts).
 import type { PgPoolLike } from '../db/pg-like';
 import { scrub, scrubDeep, secretsOf } from '../redact';
-import { logger } from '../log';
-import { systemClock } from '../time/clock';
+import { logger, type Logger } from '../log';
+import { systemClock, type Clock } from '../time/clock';
 import type { BackendContext, BackendDescriptor } from './backend';
 import { BACKEND_DESCRIPTORS, backendOf, type SourceConfig } from './backends';
 import { scrubSourceError } from './errors';
@@ -22,15 +22,22 @@ export function createSource(
   defaultPollMs: number,
   embedded?: PgPoolLike | null,
   backends: readonly BackendDescriptor[] = BACKEND_DESCRIPTORS,
-  given: Pick<BackendContext, 'clock' | 'log'> = {},
+  given: SourceWiring = {},
 ): LeaseSource {
   // Each source gets the clock it reads (the system's unless one is handed in) and a logger of its own.
-  const context: BackendContext = { defaultPollMs, embedded, clock: given.clock ?? systemClock, log: given.log ?? logger('source').child({ source: config.name }) };
+  const log = (given.log ?? logger('source')).child({ source: config.name });
+  const context: BackendContext = { defaultPollMs, embedded, clock: given.clock ?? systemClock, log };
   return withoutSecrets(backendOf(config, backends).createSource(config, context), config);
 }
 
+/**
+ * What a caller hands its sources: the clock they read (default: the system's) and the logger
+ * each takes a child of, `source: <name>` (default: the process's, `area: source`).
+ */
+export type SourceWiring = { clock?: Clock; log?: Logger };
+
 /** Every configured source; `embedded` as for createSource, `given` its clock and logger. */
-export function createSources(config: { sources: readonly SourceConfig[]; pollMs: number }, embedded?: PgPoolLike | null, given: Pick<BackendContext, 'clock' | 'log'> = {}): LeaseSource[] {
+export function createSources(config: { sources: readonly SourceConfig[]; pollMs: number }, embedded?: PgPoolLike | null, given: SourceWiring = {}): LeaseSource[] {
   return config.sources.map((source) => createSource(source, config.pollMs, embedded, BACKEND_DESCRIPTORS, given));
 }
 

@@ -6,6 +6,7 @@ import { Etcd3 } from 'etcd3';
 import Redis from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLeaseClient } from '../../lib/lease';
+import { createLogger } from '../../lib/log';
 import { createSource } from '../../lib/sources/registry';
 import { PROVEN_ENDED, RENEWED } from '../../lib/sources/etcd/expiry-proof';
 import type { ChangeHint, LeaseSource } from '../../lib/sources/types';
@@ -48,11 +49,15 @@ describe('push', () => {
     expect(observations[0]).toMatchObject({ key: `${prefix}lock`, holder: 'pushed-holder' });
   });
 
-  it('redis with notifications off in the config: no push, polling only', async () => {
-    const source = createSource({ name: 'r', backend: 'redis', urls: [services.redisUrl], match: ['x*'], fenceSuffix: ':fence', keyspaceNotifications: 'off' }, 1_000);
+  it('redis with notifications off in the config: no push, polling only, said in the logger it was handed', async () => {
+    let written = '';
+    const log = createLogger({ level: 'debug', destination: { write: (chunk: string) => void (written += chunk) } });
+    const source = createSource({ name: 'r', backend: 'redis', urls: [services.redisUrl], match: ['x*'], fenceSuffix: ':fence', keyspaceNotifications: 'off' }, 1_000, null, undefined, { log });
     const { running } = watch(source);
     // watch() resolves at once: there is nothing to push.
     await expect(Promise.race([running.then(() => 'returned'), new Promise((r) => setTimeout(() => r('still running'), 500))])).resolves.toBe('returned');
+    const lines = written.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { source?: string; msg: string });
+    expect(lines).toContainEqual(expect.objectContaining({ source: 'r', msg: expect.stringContaining('no keyspace events from') }));
   });
 
   it('etcd watch: an acquisition is announced within a second', async () => {

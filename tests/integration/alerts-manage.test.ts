@@ -10,6 +10,7 @@ import { addRule, addSilence, addWebhook, changeRule, changeWebhook, newRuleBody
 import { alertWrite } from '../../lib/alerts/engine';
 import { alertLinker } from '../../lib/alerts/link';
 import { DeliveryWorker } from '../../lib/alerts/worker';
+import { silentLogger } from '../../lib/log';
 import { applyAlertWrites, listAlerts } from '../../lib/db/alerts';
 import { listDeliveries } from '../../lib/db/deliveries';
 import { openStore, type Store } from '../../lib/db/store';
@@ -57,7 +58,7 @@ function worker(lookupTo?: string) {
     config,
     workerId: `test-${process.pid}`,
     linkOf: alertLinker(undefined),
-    log: () => {},
+    log: silentLogger(),
     retryBaseMs: 10,
     ...(lookupTo ? { dispatcher: createEgressAgent({ allowCidrs: config.allowCidrs, lookup: async () => [{ address: lookupTo, family: lookupTo.includes(':') ? 6 : 4 }] }) } : {}),
   });

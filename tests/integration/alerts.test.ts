@@ -16,6 +16,7 @@ import { listDeliveries } from '../../lib/db/deliveries';
 import { openStore, type Store } from '../../lib/db/store';
 import type { AlertMessage } from '../../lib/domain/alert-types';
 import type { LeaseClientOptions } from '../../lib/lease';
+import { createLogger, type Logger } from '../../lib/log';
 import { testCollector } from '../support/collector';
 import { forkHolder, type HolderOptions } from '../support/holder-process';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
@@ -61,8 +62,8 @@ async function endpoint(rules: string[] = []) {
   return hook;
 }
 
-function collect(sources: SourceConfig[], pollMs = 5_000): Collector {
-  const collector = testCollector(store, sources, { pollMs, alerts: { allowCidrs: ['127.0.0.1/32'] } });
+function collect(sources: SourceConfig[], pollMs = 5_000, logger?: Logger): Collector {
+  const collector = testCollector(store, sources, { pollMs, alerts: { allowCidrs: ['127.0.0.1/32'] }, logger });
   collectors.push(collector);
   return collector;
 }
@@ -105,7 +106,8 @@ describe('alerts on real backends', () => {
     const key = c.key(prefix);
     const leaseId = c.leaseId(key);
     await endpoint();
-    collect([c.source(prefix)]);
+    let logged = '';
+    collect([c.source(prefix)], 5_000, createLogger({ destination: { write: (chunk: string) => void (logged += chunk) } }));
     const first = holder(c.lease(), key, 'first', { ttlMs: 2_000, renewEveryMs: 400 });
     const a = await first.held;
     await expect.poll(async () => (await store.prisma.lease.findUnique({ where: { id: leaseId } }))?.holder, { timeout: 15_000 }).toBe(a.holder);
@@ -124,6 +126,9 @@ describe('alerts on real backends', () => {
     const resolved = messages().find((m) => m.alert.leaseId === leaseId && m.type === 'alert.resolved' && m.alert.rule.type === 'missed_renewal')!;
     expect(resolved.alert.fingerprint).toBe(firing.alert.fingerprint);
     expect(resolved.alert.endsAt).not.toBeNull();
+    // The engine logs through the logger its collector was handed, in its own area.
+    const lines = logged.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { area?: string; lease?: string; msg: string });
+    expect(lines).toContainEqual(expect.objectContaining({ area: 'alerts', lease: leaseId, msg: expect.stringContaining('alert firing: missed_renewal') }));
     // Stored as the receiver saw it: one alert per firing, its deliveries delivered.
     // (The row is marked delivered just after the receiver answers: polled.)
     await expect.poll(async () => (await listDeliveries(store, { webhookId: webhookId! })).map((d) => d.status), { timeout: 5_000 }).not.toContain('pending');

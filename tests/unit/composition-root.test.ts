@@ -29,7 +29,7 @@ describe('a composition root', () => {
     if (slot.ok) slot.release();
   });
 
-  it('runs one collector, handed its config, clock and bus; closing stops it, then its parts, last made first, without opening a store', async () => {
+  it('runs one collector, handed its config, clock, bus and logger; closing stops it, then its parts, last made first, without opening a store', async () => {
     const root = createRoot({ config: config() });
     const stopped: string[] = [];
     let wired: unknown;
@@ -37,13 +37,26 @@ describe('a composition root', () => {
       wired = wiring;
       return { id: 'c-1', stop: async () => void stopped.push('collector') };
     });
-    expect(wired).toEqual({ config: root.config, clock: root.clock, bus: root.bus });
+    expect(wired).toEqual({ config: root.config, clock: root.clock, bus: root.bus, logger: root.log });
     expect(root.runCollector(() => ({ id: 'c-2', stop: async () => {} }))).toBe(collector);
     expect(root.collector()?.id).toBe('c-1');
     root.part(part('first', () => 1, () => void stopped.push('first')));
     root.part(part('second', () => 2, () => void stopped.push('second')));
     await root.close();
     expect(stopped).toEqual(['collector', 'second', 'first']);
+    expect(root.collector()).toBeUndefined();
+  });
+
+  it('starts no collector once it is stopping: a shutdown during boot leaves none running behind close()', async () => {
+    const root = createRoot({ config: config() });
+    await root.close();
+    let started = false;
+    const collector = root.runCollector(() => {
+      started = true;
+      return { id: 'late', stop: async () => {} };
+    });
+    expect(collector).toBeUndefined();
+    expect(started).toBe(false);
     expect(root.collector()).toBeUndefined();
   });
 

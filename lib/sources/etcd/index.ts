@@ -85,9 +85,9 @@ async function readLeaseKeys(state: EtcdState, keys: string[], signal: AbortSign
   }
 }
 
-/** `options.clock`: what its reads, watch and expiry proofs are timed on (default: the system clock). */
-export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number, options: Pick<BackendContext, 'clock'> = {}): LeaseSource {
-  const state = createEtcdState(config, defaultPollMs, options.clock);
+/** `options.clock`: what its reads, watch and expiry proofs are timed on (default: the system clock); `options.log`: its logger. */
+export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number, options: Pick<BackendContext, 'clock' | 'log'> = {}): LeaseSource {
+  const state = createEtcdState(config, defaultPollMs, options.clock, options.log);
   return {
     name: config.name,
     backend: 'etcd',

@@ -3,6 +3,7 @@
 import type { Etcd3, IKeyValue } from 'etcd3';
 import type { EtcdSourceConfig } from './config';
 import { systemClock, type Clock } from '../../time/clock';
+import { silentLogger, type Logger } from '../../log';
 import { DueQueue } from '../../time/due-queue';
 import { createEtcdClient, targetOf } from './client';
 import type { ValueMemo } from './read';
@@ -14,6 +15,8 @@ export type EtcdState = {
   readonly pollMs: number;
   /** What its reads, TTL readings, watch and expiry proofs are timed on. */
   readonly clock: Clock;
+  /** The source's logger (its context's; silent when none is handed). */
+  readonly log: Logger;
   /** Who a failure message names ("etcd at host:port, ..."). */
   readonly target: string;
   /** The last revision seen: the watch resumes after it. */
@@ -37,9 +40,10 @@ export type EtcdState = {
   proofLoop: { wake: (at: number) => void } | null;
 };
 
-export function createEtcdState(config: EtcdSourceConfig, defaultPollMs: number, clock: Clock = systemClock): EtcdState {
+export function createEtcdState(config: EtcdSourceConfig, defaultPollMs: number, clock: Clock = systemClock, log: Logger = silentLogger()): EtcdState {
   return {
     config,
+    log,
     client: createEtcdClient(config),
     pollMs: config.pollMs ?? defaultPollMs,
     clock,

@@ -88,6 +88,7 @@ export async function watchChanges(state: EtcdState, onHint: (hint: ChangeHint) 
     }
     let ended = await watchRound(state, from, onHint, signal);
     if (ended === 'aborted') return;
+    state.log.debug({ ended }, `the watch ended (${ended}); starting another`);
     if (ended === 'canceled') {
       // Was it a compaction? A read at the revision we resumed from says so.
       ended = await client.kv

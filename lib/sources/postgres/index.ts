@@ -20,6 +20,7 @@
 // part: snapshot.ts; lease tables: tables.ts (their SQL: table-query.ts); advisory locks:
 // advisory.ts; what a failure costs (a part or the read): part-errors.ts.
 import type { PgPoolLike } from '../../db/pg-like';
+import { silentLogger, type Logger } from '../../log';
 import type { PostgresSourceConfig } from './config';
 import type { LeaseSource, SourceSnapshot } from '../types';
 import { openPool, withClient, type PostgresSourceState } from './connection';
@@ -29,10 +30,14 @@ import { readSnapshot } from './snapshot';
 export { advisoryKey } from './advisory';
 export { MAX_TOKEN_DIGITS } from './table-query';
 
-/** `pool`: read through this pool (the embedded store's PGlite, lib/db/pglite-pool.ts, for a url of pglite://embedded) instead of config.url; close() leaves it open. */
-export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs: number, given?: PgPoolLike): LeaseSource {
+/**
+ * `pool`: read through this pool (the embedded store's PGlite, lib/db/pglite-pool.ts, for a url
+ * of pglite://embedded) instead of config.url; close() leaves it open. `log`: its logger.
+ */
+export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs: number, given?: PgPoolLike, log: Logger = silentLogger()): LeaseSource {
   const pool: PgPoolLike = given ?? openPool(config);
-  pool.on('error', () => {});
+  // An idle connection that breaks is dropped by the pool; the next read opens another (a read that fails says so).
+  pool.on('error', (error: unknown) => log.debug({ err: error }, 'an idle connection failed'));
   const state: PostgresSourceState = { config, pool, layouts: new Map() };
 
   return {

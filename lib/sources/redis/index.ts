@@ -70,9 +70,9 @@ async function readKeys(state: RedisSourceState, keys: string[], signal: AbortSi
   }
 }
 
-/** `options.clock`: what its reads are timed on (default: the system clock). */
-export function createRedisSource(config: RedisSourceConfig, defaultPollMs: number, options: Pick<BackendContext, 'clock'> = {}): LeaseSource {
-  const state = connectInstances(config, options.clock);
+/** `options.clock`: what its reads are timed on (default: the system clock); `options.log`: its logger. */
+export function createRedisSource(config: RedisSourceConfig, defaultPollMs: number, options: Pick<BackendContext, 'clock' | 'log'> = {}): LeaseSource {
+  const state = connectInstances(config, options.clock, options.log);
   return {
     name: config.name,
     backend: 'redis',

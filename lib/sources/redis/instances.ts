@@ -5,6 +5,7 @@ import Redis from 'ioredis';
 import type { RedisSourceConfig } from './config';
 import { redactUrlPassword } from '../../redact';
 import { systemClock, type Clock } from '../../time/clock';
+import { silentLogger, type Logger } from '../../log';
 import { connectionProblem } from '../errors';
 import type { SourceStatusDetail } from '../types';
 import { READ_KEYS, type ReaderRedis } from './keys';
@@ -31,6 +32,8 @@ export type RedisSourceState = {
   lastFullAt: number;
   /** What liveSince and lastFullAt are read on. */
   clock: Clock;
+  /** The source's logger (its context's; silent when none is handed). */
+  log: Logger;
 };
 
 export function instanceLabel(url: string): string {
@@ -68,11 +71,11 @@ function connectInstance(url: string): RedisInstance {
 }
 
 /** A source's state: a connection to each instance, nothing live yet, no full read yet. */
-export function connectInstances(config: RedisSourceConfig, clock: Clock = systemClock): RedisSourceState {
+export function connectInstances(config: RedisSourceConfig, clock: Clock = systemClock, log: Logger = silentLogger()): RedisSourceState {
   const instances = config.urls.map((url) => connectInstance(url));
   const quorum = Math.floor(instances.length / 2) + 1;
   const redlock = instances.length > 1;
-  return { config, instances, quorum, redlock, live: 0, liveSince: Infinity, lastFullAt: -Infinity, clock };
+  return { config, instances, quorum, redlock, live: 0, liveSince: Infinity, lastFullAt: -Infinity, clock, log };
 }
 
 /** Why a call to an instance failed, in words. */

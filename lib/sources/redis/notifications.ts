@@ -41,8 +41,9 @@ function subscribeInstance(state: RedisSourceState, instance: RedisInstance, onH
   const subscribe = async () => {
     try {
       await subscriber.psubscribe(...config.match.map((pattern) => `${prefix}${pattern}`));
-    } catch {
+    } catch (error) {
       instance.notifications = false;
+      state.log.warn({ instance: instance.label }, `keyspace events could not be subscribed on ${instance.label} (${(error as Error)?.message ?? error}): its changes are found by polling`);
       return;
     }
     instance.notifications = true;
@@ -69,7 +70,10 @@ function subscribeInstance(state: RedisSourceState, instance: RedisInstance, onH
 export async function watchKeyspace(state: RedisSourceState, onHint: (hint: ChangeHint) => void, signal: AbortSignal): Promise<void> {
   const subscribers: Redis[] = [];
   for (const instance of state.instances) {
-    if (!(await notificationsOn(state.config, instance.redis).catch(() => false))) continue;
+    if (!(await notificationsOn(state.config, instance.redis).catch(() => false))) {
+      state.log.debug({ instance: instance.label }, `no keyspace events from ${instance.label}: its changes are found by polling`);
+      continue;
+    }
     subscribers.push(subscribeInstance(state, instance, onHint));
   }
   if (subscribers.length === 0) return;

@@ -53,7 +53,7 @@ export async function POST(request: Request, { params }: Params) {
     const principal = (await requireAccess(request, FORCE_ROUTE, {
       onForbidden: (who, error) => auditRefusal(action, { store, leaseId, body, principal: who }, error),
     }))!;
-    return forceResponse(await runForceAction(action, { root, sources: root.config.sources, store, leaseId, body, principal, granted: ROUTE_RULES[FORCE_ROUTE], publicUrl: root.config.alerts?.publicUrl }));
+    return forceResponse(await runForceAction(action, { root, sources: root.config.sources, store, leaseId, body, principal, granted: ROUTE_RULES[FORCE_ROUTE], publicUrl: root.config.alerts?.publicUrl, log: root.log.child({ area: 'admin' }), clock: root.clock }));
   } catch (error) {
     return error instanceof ChangedSinceSeenError ? changedResponse(error) : apiErrorResponse(error);
   }
