@@ -15,89 +15,22 @@
 //
 // Needs a build (`npm run build`) and redis-server on the PATH (scripts/services.sh installs
 // it). Every address is on 127.0.0.0/8. With --write, replaces its section of bench/RESULTS.md.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from '@playwright/test';
-import { createLeaseClient } from '../lib/lease';
-import { startRedisServer, type RedisServer } from '../tests/support/redis-servers';
 import { ROOT } from '../tests/support/services';
-import { gitHead, log, percentile, sleep, writeResultsSection } from './support';
+import { startOutageServer, type OutageServer } from '../tests/support/outage-server';
+import { gitHead, log, percentile, writeResultsSection } from './support';
 
 const { values } = parseArgs({ options: { loads: { type: 'string', default: '15' }, write: { type: 'boolean', default: false } } });
 const LOADS = Number(values.loads);
-const PORT = 3194;
-const URL_BASE = `http://127.0.0.1:${PORT}`;
-const REDIS_PORTS = [16495, 16496];
-const DEAD_ETCD = 'http://127.0.0.1:16497';
 const TARGET_MS = 2_000;
 
-const redis: RedisServer[] = [];
-let server: ChildProcess | undefined;
-const configDir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-outage-bench-'));
-
-async function stopAll() {
-  for (const instance of redis) await instance.stop().catch(() => {});
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server!.once('exit', resolve));
-    server.kill('SIGTERM');
-    await exited;
-  }
-  rmSync(configDir, { recursive: true, force: true });
-}
-
-async function json<T>(route: string): Promise<T> {
-  return (await (await fetch(URL_BASE + route)).json()) as T;
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number) {
-  const started = performance.now();
-  while (!(await check().catch(() => false))) {
-    if (performance.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-    await sleep(250);
-  }
-}
-
+let outage: OutageServer | undefined;
 try {
-  for (const port of REDIS_PORTS) redis.push(await startRedisServer(port));
-  const config = path.join(configDir, 'leasehold.config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      pollMs: 500,
-      sources: [
-        { name: 'redis-a', backend: 'redis', urls: [redis[0]!.url], match: ['jobs:*'] },
-        { name: 'redis-b', backend: 'redis', urls: [redis[1]!.url], match: ['jobs:*'] },
-        { name: 'etcd-never', backend: 'etcd', endpoints: [DEAD_ETCD], prefixes: ['/leases/'] },
-      ],
-    }),
-  );
-  log('starting the server');
-  server = spawn(process.execPath, ['--import', 'tsx', 'tests/e2e/serve.ts', 'config', String(PORT), config], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  await until('the server healthy', async () => (await fetch(`${URL_BASE}/api/health`)).ok, 180_000);
-  const leaseIds: string[] = [];
-  for (const [index, instance] of redis.entries()) {
-    const client = createLeaseClient({ backend: 'redis', urls: [instance.url] });
-    if (!(await client.acquire('jobs:nightly-report', { holder: `worker-${index + 1}`, ttlMs: 600_000 }))) throw new Error('could not take the lease');
-    await client.close();
-    leaseIds.push(`redis-${index === 0 ? 'a' : 'b'}/jobs:nightly-report`);
-  }
-  await until(
-    'the leases seen held',
-    async () => {
-      const { leases } = await json<{ leases: { id: string; state: string }[] }>('/api/v1/leases');
-      return leaseIds.every((id) => leases.some((lease) => lease.id === id && lease.state === 'held'));
-    },
-    30_000,
-  );
-  // A server that has been running: its pages served before.
-  await fetch(`${URL_BASE}/`);
-  await fetch(`${URL_BASE}/api/v1/alerts?state=firing&limit=100`);
-  log('stopping both Redis servers');
-  for (const instance of redis) await instance.stop();
-  await until('every source down', async () => (await json<{ sources: { status: string }[] }>('/api/v1/sources')).sources.every((s) => s.status === 'down'), 30_000);
+  log('starting the server, taking the leases, stopping both Redis servers (tests/support/outage-server.ts)');
+  outage = await startOutageServer({ port: 3194, redisPorts: [16495, 16496], deadEtcd: 'http://127.0.0.1:16497', stdout: 'ignore' });
+  const { url: URL_BASE, leaseIds } = outage;
 
   const browser = await chromium.launch({ executablePath: process.env.LEASEHOLD_CHROMIUM || '/usr/bin/chromium' });
   const version = browser.version();
@@ -150,5 +83,5 @@ try {
   process.stdout.write(`${report}\n`);
   if (values.write) writeResultsSection({ id: 'outage-bench', title: 'The outage view: how soon the overview shows every source down', command: 'node --import tsx bench/outage-bench.ts --write', report });
 } finally {
-  await stopAll();
+  await outage?.stop();
 }

@@ -1,87 +1,26 @@
 // The console during an outage, as an on-call engineer opens it: every source unreachable.
-// A server of its own (tests/e2e/serve.ts config) observes two Redis servers this spec starts
+// A server of its own (tests/support/outage-server.ts) observes two Redis servers it starts
 // and an etcd endpoint where nothing listens; the spec takes leases on both Redis servers,
 // lets the server see them, then kills both. Opening the overview must then show (how soon is reported, not asserted),
 // what is known: the down banner naming each source and why, the leases last seen, marked
 // stale, counters that do not read as healthy, and a live indicator that says what it waits for.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { expect, test } from '@playwright/test';
 import { OUTAGE_URL } from '../../playwright.config';
-import { createLeaseClient } from '../../lib/lease';
-import { startRedisServer, type RedisServer } from '../support/redis-servers';
-import { ROOT } from '../support/services';
+import { startOutageServer, type OutageServer } from '../support/outage-server';
 import { screenshot, watchConsole } from './support';
 
-const REDIS_PORTS = [16395, 16396];
-/** Nothing listens here: a source that was never readable (loopback, refused at once). */
-const DEAD_ETCD = 'http://127.0.0.1:16397';
-
-let server: ChildProcess;
-let configDir: string;
-const redis: RedisServer[] = [];
-const leaseIds: string[] = [];
+let outage: OutageServer | undefined;
+let leaseIds: string[] = [];
 
 test.beforeAll(async () => {
   test.setTimeout(180_000);
-  for (const port of REDIS_PORTS) redis.push(await startRedisServer(port));
-  configDir = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-outage-'));
-  const config = path.join(configDir, 'leasehold.config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      pollMs: 500,
-      sources: [
-        { name: 'redis-a', backend: 'redis', urls: [redis[0]!.url], match: ['jobs:*'] },
-        { name: 'redis-b', backend: 'redis', urls: [redis[1]!.url], match: ['jobs:*'] },
-        { name: 'etcd-never', backend: 'etcd', endpoints: [DEAD_ETCD], prefixes: ['/leases/'] },
-      ],
-    }),
-  );
-  server = spawn(process.execPath, ['--import', 'tsx', 'tests/e2e/serve.ts', 'config', new URL(OUTAGE_URL).port, config], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
-  for (let waited = 0; ; waited += 250) {
-    if (waited > 170_000) throw new Error('the outage server did not become healthy');
-    if (await fetch(`${OUTAGE_URL}/api/health`).then((r) => r.ok, () => false)) break;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  // A lease on each Redis, seen held by the server.
-  for (const [index, instance] of redis.entries()) {
-    const client = createLeaseClient({ backend: 'redis', urls: [instance.url] });
-    const lease = await client.acquire('jobs:nightly-report', { holder: `worker-${index + 1}`, ttlMs: 600_000 });
-    expect(lease).not.toBeNull();
-    await client.close();
-    leaseIds.push(`redis-${index === 0 ? 'a' : 'b'}/jobs:nightly-report`);
-  }
-  await expect
-    .poll(async () => {
-      const body = (await (await fetch(`${OUTAGE_URL}/api/v1/leases`)).json()) as { leases: { id: string; state: string }[] };
-      return leaseIds.every((id) => body.leases.some((lease) => lease.id === id && lease.state === 'held'));
-    }, { timeout: 30_000 })
-    .toBe(true);
-  // A server that has been running: its pages were served before (the first request after a
-  // start loads the page's modules, which no engineer opening it at 3 a.m. waits for).
-  expect((await fetch(`${OUTAGE_URL}/`)).status).toBe(200);
-  await fetch(`${OUTAGE_URL}/api/v1/alerts?state=firing&limit=100`); // the navigation's count, asked by every page
-  // The outage: both Redis servers gone; etcd never answered.
-  for (const instance of redis) await instance.stop();
-  await expect
-    .poll(async () => {
-      const body = (await (await fetch(`${OUTAGE_URL}/api/v1/sources`)).json()) as { sources: { status: string }[] };
-      return body.sources.map((s) => s.status).join(',');
-    }, { timeout: 30_000 })
-    .toBe('down,down,down');
+  // Two Redis servers (16395, 16396) and an etcd endpoint where nothing listens (16397, loopback: refused at once).
+  outage = await startOutageServer({ port: Number(new URL(OUTAGE_URL).port), redisPorts: [16395, 16396], deadEtcd: 'http://127.0.0.1:16397', stdout: 'inherit' });
+  leaseIds = outage.leaseIds;
 });
 
 test.afterAll(async () => {
-  for (const instance of redis) await instance.stop();
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.once('exit', resolve));
-    server.kill('SIGTERM');
-    await exited;
-  }
-  if (configDir) rmSync(configDir, { recursive: true, force: true });
+  await outage?.stop();
 });
 
 for (const size of [
