@@ -7,7 +7,7 @@ import type { ReactNode } from 'react';
 import { Badge } from '@/components/ui/badge';
 import { When } from '@/components/when';
 import type { SourceRow } from '@/lib/queries/console';
-import type { PanelCell } from '@/lib/domain/schemas';
+import type { PanelCell, SourcePanel } from '@/lib/domain/schemas';
 import styles from './sources.module.css';
 
 function Cell({ cell }: { cell: PanelCell }): ReactNode {
@@ -15,23 +15,28 @@ function Cell({ cell }: { cell: PanelCell }): ReactNode {
   return cell.tone === 'bad' ? <span className="bad-text">{cell.text}</span> : cell.tone === 'muted' ? <span className="muted">{cell.text}</span> : cell.text;
 }
 
+/** A panel's facts as a definition list: plain under the source's card, or inside its titled panel. */
+function Facts({ facts, className, factClassName, monoClassName }: { facts: SourcePanel['facts']; className?: string; factClassName?: string; monoClassName: string }) {
+  return (
+    <dl className={className}>
+      {facts.map((fact) => (
+        <div key={fact.label} className={factClassName}>
+          <dt>{fact.label}</dt>
+          <dd className={fact.value.mono ? monoClassName : undefined}>
+            <Cell cell={fact.value} />
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
 export function BackendDetail({ source }: { source: SourceRow }) {
   const { panel } = source;
   if (!panel) return null;
   if (panel.title === null && !panel.table) {
     if (panel.facts.length === 0) return null;
-    return (
-      <dl className={styles.facts}>
-        {panel.facts.map((fact) => (
-          <div key={fact.label} className={styles.fact}>
-            <dt>{fact.label}</dt>
-            <dd className={fact.value.mono ? 'mono' : undefined}>
-              <Cell cell={fact.value} />
-            </dd>
-          </div>
-        ))}
-      </dl>
-    );
+    return <Facts facts={panel.facts} className={styles.facts} factClassName={styles.fact} monoClassName="mono" />;
   }
   const title = panel.title ?? 'Backend';
   return (
@@ -51,18 +56,7 @@ export function BackendDetail({ source }: { source: SourceRow }) {
           As of the last good read{source.lastGoodReadAt ? <> (<When iso={source.lastGoodReadAt} />)</> : null}.
         </p>
       ) : null}
-      {panel.facts.length ? (
-        <dl className={styles.clusterFacts}>
-          {panel.facts.map((fact) => (
-            <div key={fact.label}>
-              <dt>{fact.label}</dt>
-              <dd className={fact.value.mono ? 'mono tabular' : undefined}>
-                <Cell cell={fact.value} />
-              </dd>
-            </div>
-          ))}
-        </dl>
-      ) : null}
+      {panel.facts.length ? <Facts facts={panel.facts} className={styles.clusterFacts} monoClassName="mono tabular" /> : null}
       {panel.table ? (
         panel.table.rows.length === 0 ? (
           <p className="muted">{panel.table.empty}</p>
