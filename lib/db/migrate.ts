@@ -15,6 +15,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { systemClock } from '../time/clock';
 import type { SqlSession } from './sql';
+import { LEASEHOLD_VERSION } from '../version';
+import { aheadOfRelease, recordRelease } from './store-release';
 
 /** The advisory lock key `prisma migrate` itself takes, so the two never run at once. */
 export const PRISMA_MIGRATE_LOCK_KEY = 72707369;
@@ -47,7 +49,7 @@ export type MigrationStatus = {
   unknown: string[];
 };
 
-export type MigrationErrorCode = 'failed_migration' | 'migration_failed' | 'lock_timeout' | 'aborted' | 'bad_folder';
+export type MigrationErrorCode = 'failed_migration' | 'migration_failed' | 'lock_timeout' | 'aborted' | 'bad_folder' | 'store_ahead';
 
 export class MigrationError extends Error {
   constructor(
@@ -131,6 +133,8 @@ export type MigrateOptions = {
   /** How long to wait for another process that is migrating the same database. */
   lockTimeoutMs?: number;
   log?: (line: string) => void;
+  /** The release migrating (default: this build's, package.json), recorded in "StoreRelease" and named when the store is ahead of it. */
+  release?: string;
 };
 
 export type MigrateResult = { applied: string[]; status: MigrationStatus };
@@ -142,6 +146,8 @@ export type MigrateResult = { applied: string[]; status: MigrationStatus };
  * - `failed_migration` when the database records a migration that started and never
  *   finished (left by `prisma migrate deploy`): a person must resolve it first;
  * - `migration_failed` when a migration's SQL fails (nothing of it is left applied);
+ * - `store_ahead` when the store has migrations this release does not ship (a newer release
+ *   migrated it): the message names the release to run, and nothing is changed;
  * - `lock_timeout` when another process keeps the migrate lock longer than lockTimeoutMs;
  * - `aborted` when the signal fires.
  */
@@ -149,6 +155,7 @@ export async function migrate(session: SqlSession, options: MigrateOptions = {})
   const migrations = options.migrations ?? readMigrations();
   const log = options.log ?? (() => {});
   const signal = options.signal;
+  const release = options.release ?? LEASEHOLD_VERSION;
 
   // 1. Serialise with any other migrator of this database (ours or Prisma's). PGlite is a
   //    single process guarded by its lock file, so it needs no lock here.
@@ -171,7 +178,7 @@ export async function migrate(session: SqlSession, options: MigrateOptions = {})
       log(`warning: migration ${name} was changed after it was applied (checksum differs); it is not applied again`);
     }
     if (before.unknown.length > 0) {
-      log(`warning: the database has migrations this version does not know: ${before.unknown.join(', ')}`);
+      throw new MigrationError('store_ahead', await aheadOfRelease(session, before.unknown, release), before.unknown[0]);
     }
 
     // 3. Apply what is pending, each migration atomically with its record.
@@ -204,7 +211,10 @@ export async function migrate(session: SqlSession, options: MigrateOptions = {})
       applied.push(name);
       log(`applied ${name} (${systemClock.wall() - startedAt} ms)`);
     }
-    return { applied, status: await migrationStatus(session, migrations) };
+    const status = await migrationStatus(session, migrations);
+    const last = status.applied.at(-1);
+    if (last) await recordRelease(session, release, last);
+    return { applied, status };
   } finally {
     if (locked) await session.query('SELECT pg_advisory_unlock($1)', [PRISMA_MIGRATE_LOCK_KEY]).catch(() => {});
   }

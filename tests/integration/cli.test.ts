@@ -1,9 +1,11 @@
 // The CLI as a person runs it: help, migrate on both stores, the drift check, config
 // errors — each ends with the right exit code and sentences, never a stack trace.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { migrate, readMigrations } from '../../lib/db/migrate';
+import { LEASEHOLD_VERSION } from '../../lib/version';
 import { createPostgresDatabase, freshPgliteDirectory } from '../support/databases';
 import { STACK_LINE, cli } from '../support/run';
 
@@ -60,6 +62,28 @@ describe('leasehold CLI', () => {
       const again = await cli(['migrate'], { ...noConfig, DATABASE_URL: db.url });
       expect(again.stdout).not.toMatch(/applied 2/);
     } finally {
+      await db.drop();
+    }
+  });
+
+  it('a store a newer release migrated: migrate and a command that opens the store refuse, naming the release to run', async () => {
+    const db = await createPostgresDatabase();
+    const future = path.join(scratch, 'future-migrations');
+    cpSync(path.resolve('prisma/migrations'), future, { recursive: true });
+    mkdirSync(path.join(future, '29991231000000_future'));
+    writeFileSync(path.join(future, '29991231000000_future', 'migration.sql'), 'CREATE TABLE "Future" (id int);');
+    const session = await db.connect();
+    try {
+      await migrate(session, { migrations: readMigrations(future), release: '9.9.9' });
+      for (const command of [['migrate'], ['users', 'list']]) {
+        const result = await cli(command, { ...noConfig, DATABASE_URL: db.url });
+        expect(result.code, command.join(' ')).toBe(1);
+        expect(result.stderr).toContain(`This store is ahead of Leasehold ${LEASEHOLD_VERSION}`);
+        expect(result.stderr).toContain('run Leasehold 9.9.9 or later against it');
+        expect(result.stderr).not.toMatch(STACK_LINE);
+      }
+    } finally {
+      await session.close();
       await db.drop();
     }
   });

@@ -146,6 +146,42 @@ describe.each(STORE_KINDS)('migrations on $kind', ({ create }) => {
     expect(status.unknown).toEqual([future]);
     expect(status.pending).toEqual([]);
   });
+
+  it('records the release that migrated it, once per release and migration', async () => {
+    await migrate(sql, { migrations: shipped, release: '1.2.3' });
+    await migrate(sql, { migrations: shipped, release: '1.2.3' });
+    const recorded = await sql.query<{ version: string; lastMigration: string }>('SELECT "version", "lastMigration" FROM "StoreRelease"');
+    expect(recorded).toEqual([{ version: '1.2.3', lastMigration: shipped.at(-1)!.name }]);
+  });
+
+  describe('a store a newer release migrated', () => {
+    const future = '29991231000000_future';
+    const ahead = () => migrate(sql, { migrations: readMigrations(folderWith({ [future]: 'CREATE TABLE "Future" (id int);' })), release: '9.9.9' });
+
+    it('refuses this release, naming the release to run, and changes nothing', async () => {
+      await ahead();
+      const before = await rows(sql);
+      const error = await migrate(sql, { migrations: shipped, release: '1.0.0' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MigrationError);
+      expect(error).toMatchObject({ code: 'store_ahead', migration: future });
+      expect((error as Error).message).toMatch(
+        /^This store is ahead of Leasehold 1\.0\.0: it has a migration this release does not ship \(29991231000000_future\); it was migrated by Leasehold 9\.9\.9 on \d{4}-\d\d-\d\d: run Leasehold 9\.9\.9 or later against it \(or point this one at another store\)\. Nothing was changed\.$/,
+      );
+      expect(await rows(sql)).toEqual(before);
+      expect(await sql.query('SELECT "version" FROM "StoreRelease" ORDER BY "version"')).toEqual([{ version: '9.9.9' }]);
+    });
+
+    it('another build of the same release is told to run that build', async () => {
+      await ahead();
+      await expect(migrate(sql, { migrations: shipped, release: '9.9.9' })).rejects.toThrow(/migrated by another build of Leasehold 9\.9\.9 on .*: run that build, or a later release/);
+    });
+
+    it('a store whose newer release did not record itself names the migration to look for', async () => {
+      await ahead();
+      await sql.exec('DELETE FROM "StoreRelease"');
+      await expect(migrate(sql, { migrations: shipped, release: '1.0.0' })).rejects.toThrow(/did not record itself: run the Leasehold release that ships 29991231000000_future, or a later one/);
+    });
+  });
 });
 
 describe('migrations on postgres with several processes', () => {

@@ -85,12 +85,15 @@ export const healthSchema = z.object({
   status: z.enum(['ok', 'not_ready']),
   store: z.object({ kind: z.enum(['postgres', 'pglite']) }),
   migrations: z.object({
-    state: z.enum(['up_to_date', 'pending', 'failed']),
+    /** ahead: the store has migrations this version does not ship (a newer release migrated it). */
+    state: z.enum(['up_to_date', 'pending', 'failed', 'ahead']),
     applied: z.number(),
     total: z.number(),
     latest: z.string().nullable(),
     pending: z.array(z.string()),
     failed: z.array(z.string()),
+    /** The store's migrations this version does not ship. */
+    ahead: z.array(z.string()),
   }),
   uptimeMs: z.number(),
 });
