@@ -1,6 +1,6 @@
 // The parts of a composition root (lib/root): what a process holds once, each made the first
 // time it is asked for and kept by the root that asked. A module that keeps such state (the
-// sign-in limits, the lease list's cache, the demo inbox) declares its part here and is handed
+// stream's client slots, the lease list's cache, the demo inbox) declares its part here and is handed
 // the root, as `Parts`, by whoever calls it; a test makes its own root and so its own parts.
 // This file imports nothing, so any layer can declare a part without importing lib/root.
 

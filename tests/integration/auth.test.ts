@@ -14,7 +14,6 @@ import { authenticate, type Principal } from '../../lib/auth/principal';
 import { sha256 } from '../../lib/auth/secrets';
 import { endSession, sessionPrincipal, startSession } from '../../lib/auth/session';
 import { FAILURES_PER_ADDRESS, FAILURES_PER_USER, signIn } from '../../lib/auth/sign-in';
-import { createParts } from '../../lib/parts';
 import { createToken, tokenPrincipal } from '../../lib/auth/tokens';
 import { type Config } from '../../lib/config';
 import { loadAppConfig } from '../../lib/root';
@@ -453,8 +452,6 @@ describe.each(STORE_KINDS)('sessions, tokens and users on $kind', ({ create }) =
 
 describe('signing in (limits on failures)', () => {
   const logs = globalThis as typeof globalThis & { __leaseholdLog?: Logger };
-  // The failures are counted in a root's parts (lib/root): each test its own, as a fresh server.
-  let parts = createParts();
   let db: TestDatabase;
   let store: Store;
   let log = '';
@@ -466,8 +463,9 @@ describe('signing in (limits on failures)', () => {
     await store?.close();
     await db?.drop();
   });
-  beforeEach(() => {
-    parts = createParts();
+  // The failures are counted in the store (lib/db/sign-in-limits.ts): each test starts with none, as on a fresh store.
+  beforeEach(async () => {
+    await store.prisma.signInLimit.deleteMany();
     log = '';
     logs.__leaseholdLog = createLogger({ level: 'info', destination: { write: (chunk: string) => void (log += chunk) } });
   });
@@ -477,7 +475,7 @@ describe('signing in (limits on failures)', () => {
 
   const address = () => `198.51.100.${Math.floor(Math.random() * 250) + 1}`;
   const user = async (role: Role = 'viewer') => createUser(store, { name: `s-${uid()}`, role, passwordHash });
-  const attempt = (name: string, password: string, from: string) => signIn(parts, store, BASE, name, password, from);
+  const attempt = (name: string, password: string, from: string) => signIn(store, BASE, name, password, from);
   const lines = () => log.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
 
   it('the right password signs in; a wrong one, no such user and a disabled user get the same 401; the log never has the password', async () => {
@@ -563,11 +561,47 @@ describe('signing in (limits on failures)', () => {
     expect(await refusal(attempt(frank.name, PASSWORD, address()))).toMatchObject({ status: 429 });
   });
 
+  it('two console processes of one store share the allowance: failures in one count in the other', async () => {
+    const henry = await user();
+    const run = (count: number, from: string, password = 'wrong-password') =>
+      new Promise<number[]>((done, fail) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'tests/support/sign-in-process.ts', (db.storeConfig() as { url: string }).url, henry.name, String(count), from, password], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+        child.on('error', fail);
+        child.on('close', (code) => {
+          try {
+            if (code !== 0) throw new Error(`sign-in process exited ${code}: ${err.slice(-2000)}`);
+            done(JSON.parse(out) as number[]);
+          } catch (error) {
+            fail(error as Error);
+          }
+        });
+      });
+    // Three failures in one process, two in the other, from other addresses: the name's five are used up.
+    expect(await run(3, '192.0.2.31')).toEqual([401, 401, 401]);
+    expect(await run(2, '192.0.2.32')).toEqual([401, 401]);
+    // Now neither process, nor this one, lets the right password through.
+    expect(await run(1, '192.0.2.33', PASSWORD)).toEqual([429]);
+    expect(await refusal(attempt(henry.name, PASSWORD, address()))).toMatchObject({ status: 429 });
+  });
+
   it('a store that cannot answer is not a failed attempt', async () => {
     const grace = await user();
     const from = address();
-    const down = { prisma: { user: { findUnique: () => Promise.reject(new Error('the store is down')) } } } as unknown as Store;
-    for (let i = 0; i < FAILURES_PER_USER + 2; i++) await expect(signIn(parts, down, BASE, grace.name, PASSWORD, from)).rejects.toThrow('the store is down');
+    // The store takes the attempt, then fails to find the user.
+    const failing = { findUnique: () => Promise.reject(new Error('the store is down')) };
+    const prisma = new Proxy(store.prisma, {
+      get: (client, key) => {
+        if (key === 'user') return failing;
+        const value: unknown = Reflect.get(client, key);
+        return typeof value === 'function' ? value.bind(client) : value;
+      },
+    });
+    const down = { ...store, prisma } as Store;
+    for (let i = 0; i < FAILURES_PER_USER + 2; i++) await expect(signIn(down, BASE, grace.name, PASSWORD, from)).rejects.toThrow('the store is down');
     expect((await attempt(grace.name, PASSWORD, from)).user.id).toBe(grace.id);
   });
 });

@@ -20,7 +20,7 @@ export async function POST(request: Request) {
     const address = clientAddress(request.headers);
     const root = processRoot();
     const store = await root.store();
-    const { user, cookieValue, maxAgeSeconds } = await signIn(root, store, root.config, body.name, body.password, address);
+    const { user, cookieValue, maxAgeSeconds } = await signIn(store, root.config, body.name, body.password, address);
     // A new session at every sign-in; the one this browser had before ends (no session outlives a sign-in over it).
     await endPreviousSession(store, request.headers);
     const view = principalView({ name: user.name, role: user.role, method: 'password', userId: user.id, tokenId: null, sessionId: null, address });
