@@ -8,6 +8,10 @@
 //   from this server's own pages: 403.
 // - Malformed percent-escapes: Next answers a path holding one with a bare 500 while decoding
 //   route parameters; a 400 here instead (the API's JSON error under /api).
+// - Security headers (lib/api/security-headers.ts): a page gets a Content-Security-Policy
+//   with a nonce made for this request, handed to the page on the request (Next puts it on its
+//   own scripts; app/layout.tsx on the theme script); every answer, refusals included, gets
+//   the rest.
 // - /leases: a lease page reads its id from the raw path (LEASE_PATH_HEADER) and decodes it
 //   exactly once itself. Next 16 hands a page's catch-all segments over undecoded, and its
 //   generateMetadata decoded: a key holding "%" or "/" must mean the same thing everywhere.
@@ -22,9 +26,18 @@ import { currentHostRule } from './lib/api/guard';
 import { checkHost, checkOrigin } from './lib/api/host';
 import { allowedMethods, methodNotAllowed, refusalResponse, RequestRefusedError } from './lib/api/refusal';
 import { LEASE_PATH_HEADER } from './lib/domain/lease-id';
+import { isPagePath, newNonce, NONCE_HEADER, securityHeaders } from './lib/api/security-headers';
 
 export function proxy(request: NextRequest) {
   const raw = new URL(request.url).pathname;
+  const nonce = isPagePath(raw) ? newNonce() : null;
+  const headers = securityHeaders(nonce);
+  const response = answer(request, raw, nonce, headers);
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  return response;
+}
+
+function answer(request: NextRequest, raw: string, nonce: string | null, security: Record<string, string>): Response {
   const method = request.method.toUpperCase();
   try {
     checkHost(currentHostRule(), request.headers, raw, method);
@@ -42,12 +55,14 @@ export function proxy(request: NextRequest) {
     if (allowedMethods(raw)) return refusalResponse(new RequestRefusedError(400, 'invalid_path', message));
     return new Response(`400 Bad Request: ${message}\n`, { status: 400, headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' } });
   }
-  if (raw.startsWith('/leases/')) {
-    const headers = new Headers(request.headers);
-    headers.set(LEASE_PATH_HEADER, raw);
-    return NextResponse.next({ request: { headers } });
+  const headers = new Headers(request.headers);
+  if (raw.startsWith('/leases/')) headers.set(LEASE_PATH_HEADER, raw);
+  if (nonce) {
+    // Next reads the nonce of its scripts from the policy on the request.
+    headers.set(NONCE_HEADER, nonce);
+    headers.set('Content-Security-Policy', security['Content-Security-Policy']!);
   }
-  return NextResponse.next();
+  return NextResponse.next({ request: { headers } });
 }
 
 // The paths of lib/api/refusal.ts BODY_ROUTES (Next reads the matcher as written: literals only).
