@@ -468,6 +468,39 @@ describe('12. a Redlock quorum with one instance frozen', () => {
     }
   });
 
+  it('a frozen instance is shown as not answering at the next polls, within its answer deadline, not the read deadline', async () => {
+    const clients = servers.map((s) => new Redis(s.url));
+    const redlock = new Redlock(clients as never[], { retryCount: 0 });
+    try {
+      const key = `quorum:${unique()}`;
+      await redlock.lock(key, 60_000);
+      const name = 'r-quorum-deadline';
+      collect([{ name, backend: 'redis', urls: servers.map((s) => s.url), mode: 'redlock', match: ['quorum:*'], fenceSuffix: ':fence', keyspaceNotifications: 'auto' }], { pollMs: 500 });
+      await expect.poll(async () => ((await lease(`${name}/${key}`))?.detail as { heldOn?: number } | null)?.heldOn, { timeout: 10_000 }).toBe(3);
+      await sleep(1_500); // the push stream live: polls only ping now
+      servers[1]!.process.kill('SIGSTOP');
+      try {
+        // The answer deadline is the 500 ms poll: the next poll gives up on it, reads the other
+        // two, and says so (before: the last read stood until the 5 s read deadline, or the
+        // next full read, for as long as 30 s).
+        const frozenLabel = `127.0.0.1:${new URL(servers[1]!.url).port}`;
+        const instances = async () => ((await source(name))?.detail as { instances?: { instance: string; up: boolean; error: string | null }[] } | null)?.instances ?? [];
+        await expect.poll(async () => (await instances()).find((i) => i.instance === frozenLabel)?.up, { timeout: 2_500, interval: 100 }).toBe(false);
+        expect((await instances()).find((i) => i.instance === frozenLabel)?.error).toMatch(/did not answer within 500 ms|has not answered the last read yet/);
+        await expect.poll(async () => ((await lease(`${name}/${key}`))?.detail as { heldOn?: number } | null)?.heldOn, { timeout: 2_500, interval: 100 }).toBe(2);
+        expect(await source(name)).toMatchObject({ status: 'up' });
+        expect(await lease(`${name}/${key}`)).toMatchObject({ state: 'held', stale: false });
+      } finally {
+        servers[1]!.process.kill('SIGCONT');
+      }
+      // Back: answering again at the next polls, and nothing invented meanwhile.
+      await expect.poll(async () => ((await lease(`${name}/${key}`))?.detail as { heldOn?: number } | null)?.heldOn, { timeout: 10_000 }).toBe(3);
+      expect(await eventTypes(`${name}/${key}`)).toEqual(['acquired']);
+    } finally {
+      await redlock.quit().catch(() => {});
+    }
+  });
+
   it('held on one answering instance and perhaps on the frozen one: unknown, never free, and nothing invented', async () => {
     const clients = servers.map((s) => new Redis(s.url));
     const redlock = new Redlock(clients as never[], { retryCount: 0 });

@@ -15,7 +15,10 @@
 // SHA-1, which are what the holder's exact text is made of (lib/domain/display.ts).
 //
 // Every command has a deadline (COMMAND_TIMEOUT_MS), so a server that stops answering (a
-// SIGSTOPped process still accepts connections) fails the read instead of holding it.
+// SIGSTOPped process still accepts connections) fails the read instead of holding it. In a
+// quorum each instance also has an answer deadline tied to the poll interval
+// (instances.ts answerDeadlineMs): one that freezes is read as not answering at the next poll
+// while the others are read.
 //
 // Here: the source and its reads. Reading keys from one instance: keys.ts; the connections
 // and shared state: instances.ts; keys to Observations: observe.ts (Redlock: quorum.ts);
@@ -26,7 +29,7 @@ import type { Observation } from '../../domain/observe';
 import type { BackendContext } from '../backend';
 import { SourceUnavailableError } from '../errors';
 import { RECONCILE_EVERY_MS, type LeaseSource, type PollResult, type SourceSnapshot } from '../types';
-import { closeInstances, connectInstances, problemOf, status, type RedisSourceState } from './instances';
+import { closeInstances, connectInstances, problemOf, status, withinDeadline, type RedisSourceState } from './instances';
 import { keyOf, scanInstance } from './keys';
 import { watchKeyspace } from './notifications';
 import { read } from './observe';
@@ -49,15 +52,18 @@ async function snapshot(state: RedisSourceState, signal: AbortSignal): Promise<S
 }
 
 async function poll(state: RedisSourceState, pollMs: number, signal: AbortSignal): Promise<PollResult> {
-  const { instances, quorum } = state;
+  const { instances } = state;
   if (state.live < instances.length || state.lastFullAt < state.liveSince || state.clock.mono() - state.lastFullAt >= Math.max(RECONCILE_EVERY_MS, 10 * pollMs)) {
     return { kind: 'full', ...(await snapshot(state, signal)) };
   }
-  const pings = await Promise.allSettled(instances.map((i) => i.redis.ping()));
+  const answeredBefore = instances.map((i) => i.lastError === null);
+  const pings = await Promise.allSettled(instances.map((i) => withinDeadline(state, i, () => i.redis.ping())));
   pings.forEach((p, index) => {
     instances[index]!.lastError = p.status === 'rejected' ? problemOf(instances[index]!, p.reason) : null;
   });
-  if (pings.filter((p) => p.status === 'fulfilled').length < quorum) return { kind: 'full', ...(await snapshot(state, signal)) };
+  // An instance that does not answer, or answers again, changes what the quorum is judged on
+  // (each lease's instances): read everything now rather than show the last read as current.
+  if (pings.some((p, index) => p.status === 'rejected' || !answeredBefore[index])) return { kind: 'full', ...(await snapshot(state, signal)) };
   return { kind: 'partial', covered: [], observations: [] };
 }
 
@@ -72,7 +78,7 @@ async function readKeys(state: RedisSourceState, keys: string[], signal: AbortSi
 
 /** `options.clock`: what its reads are timed on (default: the system clock); `options.log`: its logger. */
 export function createRedisSource(config: RedisSourceConfig, defaultPollMs: number, options: Pick<BackendContext, 'clock' | 'log'> = {}): LeaseSource {
-  const state = connectInstances(config, options.clock, options.log);
+  const state = connectInstances(config, { clock: options.clock, log: options.log, pollMs: config.pollMs ?? defaultPollMs });
   return {
     name: config.name,
     backend: 'redis',

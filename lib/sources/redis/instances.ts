@@ -14,7 +14,73 @@ const CONNECT_TIMEOUT_MS = 3_000;
 /** A command not answered within this fails (and the read with it). */
 const COMMAND_TIMEOUT_MS = 3_000;
 
-export type RedisInstance = { url: string; label: string; redis: ReaderRedis; notifications: boolean; lastError: string | null; connectionError: string | null };
+export type RedisInstance = {
+  url: string;
+  label: string;
+  redis: ReaderRedis;
+  notifications: boolean;
+  lastError: string | null;
+  connectionError: string | null;
+  /** Whether a read of this instance is still waiting for its answer (one left behind by its deadline). */
+  busy: boolean;
+  /** How long its last answer took (ms; 0 before the first). */
+  answerMs: number;
+};
+
+/**
+ * How long one instance of a quorum may take to answer a read or a ping before it counts as
+ * not answering, while the others are read: the poll interval (at least 250 ms), or three times
+ * what the instances' answers typically take (their median: a large keyspace is slow on all of
+ * them), at most the command deadline. A frozen instance is then shown as not answering at the
+ * next poll, not after the source's read deadline (5 s at least).
+ */
+export function answerDeadlineMs(pollMs: number, answerMs: readonly number[]): number {
+  const sorted = [...answerMs].sort((a, b) => a - b);
+  const typical = sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
+  return Math.min(COMMAND_TIMEOUT_MS, Math.max(250, pollMs, 3 * typical));
+}
+
+/** An instance that did not answer within answerDeadlineMs, or is still busy with the last read. */
+export class NoAnswerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NoAnswerError';
+  }
+}
+
+/**
+ * `work` on one instance, given up on (and the instance counted as not answering) when it has
+ * not answered within `deadlineMs`; an instance still busy with a read left behind is not asked
+ * again, so a frozen one does not pile up reads. What was given up on still ends by ioredis's
+ * own command deadline.
+ */
+export async function withinDeadline<T>(state: RedisSourceState, instance: RedisInstance, work: () => Promise<T>): Promise<T> {
+  // One instance is read until ioredis's own deadline: there is no other to read meanwhile.
+  if (!state.redlock) return work();
+  const deadlineMs = answerDeadlineMs(state.pollMs, state.instances.map((i) => i.answerMs));
+  if (instance.busy) throw new NoAnswerError(`Redis at ${instance.label} has not answered the last read yet`);
+  instance.busy = true;
+  const startedAt = state.clock.mono();
+  const running = work().then(
+    (answer) => {
+      instance.answerMs = state.clock.mono() - startedAt;
+      return answer;
+    },
+  ).finally(() => (instance.busy = false));
+  const stop = new AbortController();
+  try {
+    return await Promise.race([
+      running,
+      state.clock.sleep(deadlineMs, stop.signal).then(() => {
+        if (stop.signal.aborted) return new Promise<never>(() => {});
+        running.catch(() => {});
+        throw new NoAnswerError(`Redis at ${instance.label} did not answer within ${deadlineMs} ms`);
+      }),
+    ]);
+  } finally {
+    stop.abort();
+  }
+}
 
 /** What a source's reads, polls and watch share. */
 export type RedisSourceState = {
@@ -32,6 +98,8 @@ export type RedisSourceState = {
   lastFullAt: number;
   /** What liveSince and lastFullAt are read on. */
   clock: Clock;
+  /** The source's poll interval: each instance's answer deadline is tied to it (answerDeadlineMs). */
+  pollMs: number;
   /** The source's logger (its context's; silent when none is handed). */
   log: Logger;
 };
@@ -61,7 +129,7 @@ function connectInstance(url: string): RedisInstance {
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 250, 2_000),
   }) as ReaderRedis;
-  const instance = { url, label: instanceLabel(url), redis, notifications: false as boolean, lastError: null as string | null, connectionError: null as string | null };
+  const instance: RedisInstance = { url, label: instanceLabel(url), redis, notifications: false, lastError: null, connectionError: null, busy: false, answerMs: 0 };
   // What went wrong with the connection itself: a command failing while disconnected only
   // says that it was not sent ("max retries per request"), this says why.
   redis.on('error', (error) => (instance.connectionError = connectionProblem(error, `Redis at ${instanceLabel(url)}`)));
@@ -71,16 +139,18 @@ function connectInstance(url: string): RedisInstance {
 }
 
 /** A source's state: a connection to each instance, nothing live yet, no full read yet. */
-export function connectInstances(config: RedisSourceConfig, clock: Clock = systemClock, log: Logger = silentLogger()): RedisSourceState {
+export function connectInstances(config: RedisSourceConfig, { clock = systemClock, log = silentLogger(), pollMs = 1_000 }: { clock?: Clock; log?: Logger; pollMs?: number } = {}): RedisSourceState {
   const instances = config.urls.map((url) => connectInstance(url));
   const quorum = Math.floor(instances.length / 2) + 1;
   const redlock = instances.length > 1;
-  return { config, instances, quorum, redlock, live: 0, liveSince: Infinity, lastFullAt: -Infinity, clock, log };
+  return { config, instances, quorum, redlock, live: 0, liveSince: Infinity, lastFullAt: -Infinity, clock, log, pollMs };
 }
 
 /** Why a call to an instance failed, in words. */
 export const problemOf = (instance: RedisInstance, reason: unknown) =>
-  instance.redis.status !== 'ready' && instance.connectionError
+  reason instanceof NoAnswerError
+    ? reason.message
+    : instance.redis.status !== 'ready' && instance.connectionError
     ? instance.connectionError
     : redactUrlPassword(connectionProblem(reason, `Redis at ${instance.label}`));
 

@@ -5,7 +5,7 @@ import type Redis from 'ioredis';
 import { displayText } from '../../domain/display';
 import { unreadableObservation, type Observation } from '../../domain/observe';
 import { SourceUnavailableError } from '../errors';
-import { problemOf, type RedisSourceState } from './instances';
+import { problemOf, withinDeadline, type RedisSourceState } from './instances';
 import { ABSENT, fenceProblem, holderOf, isCounter, keyOf, readInstance, tokenOf, type KeyRead, type RawKey } from './keys';
 import { judgeQuorum } from './quorum';
 
@@ -46,11 +46,14 @@ export async function read(state: RedisSourceState, keysFor: (redis: Redis, sign
   const { config, instances, quorum, redlock } = state;
   const suffix = config.fenceSuffix;
   const results = await Promise.allSettled(
-    instances.map(async (instance) => {
-      const keys = await keysFor(instance.redis, signal);
-      // A fence beside its lock key is read with the lock: no need to read it as a key too.
-      return readInstance(instance.redis, [...keys].filter((raw) => !(raw.endsWith(suffix) && keys.has(raw.slice(0, -suffix.length)))), suffix);
-    }),
+    instances.map((instance) =>
+      // Each instance within its answer deadline: a frozen one of a quorum is not waited for.
+      withinDeadline(state, instance, async () => {
+        const keys = await keysFor(instance.redis, signal);
+        // A fence beside its lock key is read with the lock: no need to read it as a key too.
+        return readInstance(instance.redis, [...keys].filter((raw) => !(raw.endsWith(suffix) && keys.has(raw.slice(0, -suffix.length)))), suffix);
+      }),
+    ),
   );
   results.forEach((result, index) => {
     instances[index]!.lastError = result.status === 'rejected' ? problemOf(instances[index]!, result.reason) : null;
