@@ -11,8 +11,9 @@
 #     -e LEASEHOLD_CONFIG=/etc/leasehold/leasehold.config.json leasehold
 #
 # The embedded store (PGlite) lives in the volume /var/lib/leasehold. Set DATABASE_URL to
-# use PostgreSQL instead. The server has no login: publish the port only where everyone
-# who can reach it may see every lease.
+# use PostgreSQL instead. Visitors must sign in unless anonymous reading is turned on
+# (LEASEHOLD_ANONYMOUS_ROLE=viewer); with it on, the server warns at start that anyone who
+# reaches the published port reads every lease (docs/security.md).
 
 # ---------------------------------------------------------------------------- build
 FROM node:20-bookworm-slim AS build

@@ -2,6 +2,7 @@
 // and close it cleanly on SIGTERM/SIGINT (an embedded PGlite that is not closed needs
 // crash recovery on its next open).
 import { ConfigError } from './config';
+import { exposureWarning } from './auth/exposure';
 import { processRoot, type Root } from './root';
 import { StoreLockedError } from './db/embedded';
 import { MigrationError } from './db/migrate';
@@ -28,6 +29,8 @@ export async function boot(): Promise<void> {
   const { config } = root;
   const where = config.store.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.store.dataDir}`;
   logger('store').info(where);
+  const exposed = exposureWarning(config);
+  if (exposed) logger('auth').warn(exposed);
 
   installShutdown(root);
   // Boot waits for the first attempt (and what follows a good one); later attempts run on
