@@ -43,7 +43,7 @@ function unavailable(state: RedisSourceState, error: unknown): never {
 async function snapshot(state: RedisSourceState, signal: AbortSignal): Promise<SourceSnapshot> {
   try {
     const startedAt = state.clock.mono();
-    const observations = await read(state, (redis, signal) => scanInstance(redis, state.config.match, signal), signal);
+    const observations = await read(state, 'full', (redis, signal) => scanInstance(redis, state.config.match, signal), signal);
     state.lastFullAt = startedAt;
     return { observations, status: status(state) };
   } catch (error) {
@@ -57,7 +57,7 @@ async function poll(state: RedisSourceState, pollMs: number, signal: AbortSignal
     return { kind: 'full', ...(await snapshot(state, signal)) };
   }
   const answeredBefore = instances.map((i) => i.lastError === null);
-  const pings = await Promise.allSettled(instances.map((i) => withinDeadline(state, i, () => i.redis.ping())));
+  const pings = await Promise.allSettled(instances.map((i) => withinDeadline(state, i, 'ping', () => i.redis.ping())));
   pings.forEach((p, index) => {
     instances[index]!.lastError = p.status === 'rejected' ? problemOf(instances[index]!, p.reason) : null;
   });
@@ -70,7 +70,7 @@ async function poll(state: RedisSourceState, pollMs: number, signal: AbortSignal
 async function readKeys(state: RedisSourceState, keys: string[], signal: AbortSignal): Promise<{ covered: string[]; observations: Observation[] }> {
   const wanted = new Set(keys);
   try {
-    return { covered: keys.map(keyOf), observations: await read(state, async () => wanted, signal) };
+    return { covered: keys.map(keyOf), observations: await read(state, 'keys', async () => wanted, signal) };
   } catch (error) {
     return unavailable(state, error);
   }

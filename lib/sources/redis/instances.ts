@@ -14,6 +14,9 @@ const CONNECT_TIMEOUT_MS = 3_000;
 /** A command not answered within this fails (and the read with it). */
 const COMMAND_TIMEOUT_MS = 3_000;
 
+/** What a quorum's instance is asked: a ping, a full read (SCAN and the keys), or named keys. */
+export type AnswerKind = 'ping' | 'full' | 'keys';
+
 export type RedisInstance = {
   url: string;
   label: string;
@@ -21,26 +24,28 @@ export type RedisInstance = {
   notifications: boolean;
   lastError: string | null;
   connectionError: string | null;
-  /** Whether a read of this instance is still waiting for its answer (one left behind by its deadline). */
-  busy: boolean;
-  /** How long its last answer took (ms; 0 before the first). */
-  answerMs: number;
+  /** Whether a call given up on by its answer deadline is still waiting (the instance is not asked again until it ends). */
+  abandoned: boolean;
+  /** How long its last answer of each kind took (ms; 0 before the first). */
+  answerMs: Record<AnswerKind, number>;
 };
 
 /**
- * How long one instance of a quorum may take to answer a read or a ping before it counts as
- * not answering, while the others are read: the poll interval (at least 250 ms), or three times
- * what the instances' answers typically take (their median: a large keyspace is slow on all of
- * them), at most the command deadline. A frozen instance is then shown as not answering at the
- * next poll, not after the source's read deadline (5 s at least).
+ * How long one instance of a quorum may take to answer before it counts as not answering while
+ * the others are read: the poll interval (at least 250 ms), or three times what the instances
+ * typically take for that kind of call (their median: a large keyspace makes full reads slow on
+ * all of them). A frozen instance is then shown as not answering at the next poll, not after
+ * the source's read deadline (5 s at least). A ping is given at most the command deadline; a
+ * read is bounded by the source's read deadline, which aborts it.
  */
-export function answerDeadlineMs(pollMs: number, answerMs: readonly number[]): number {
+export function answerDeadlineMs(pollMs: number, kind: AnswerKind, answerMs: readonly number[]): number {
   const sorted = [...answerMs].sort((a, b) => a - b);
   const typical = sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
-  return Math.min(COMMAND_TIMEOUT_MS, Math.max(250, pollMs, 3 * typical));
+  const deadline = Math.max(250, pollMs, 3 * typical);
+  return kind === 'ping' ? Math.min(COMMAND_TIMEOUT_MS, deadline) : deadline;
 }
 
-/** An instance that did not answer within answerDeadlineMs, or is still busy with the last read. */
+/** An instance that did not answer within answerDeadlineMs, or is still busy with a call given up on. */
 export class NoAnswerError extends Error {
   constructor(message: string) {
     super(message);
@@ -49,31 +54,33 @@ export class NoAnswerError extends Error {
 }
 
 /**
- * `work` on one instance, given up on (and the instance counted as not answering) when it has
- * not answered within `deadlineMs`; an instance still busy with a read left behind is not asked
- * again, so a frozen one does not pile up reads. What was given up on still ends by ioredis's
- * own command deadline.
+ * `work` on one instance of a quorum, given up on (and the instance counted as not answering)
+ * when it has not answered within its deadline. An instance whose call was given up on and has
+ * not ended is not asked again until it does, so a frozen one does not pile up calls; calls that
+ * merely overlap (a poll and a read of named keys) both run. What was given up on still ends by
+ * ioredis's own command deadline.
  */
-export async function withinDeadline<T>(state: RedisSourceState, instance: RedisInstance, work: () => Promise<T>): Promise<T> {
+export async function withinDeadline<T>(state: RedisSourceState, instance: RedisInstance, kind: AnswerKind, work: () => Promise<T>): Promise<T> {
   // One instance is read until ioredis's own deadline: there is no other to read meanwhile.
   if (!state.redlock) return work();
-  const deadlineMs = answerDeadlineMs(state.pollMs, state.instances.map((i) => i.answerMs));
-  if (instance.busy) throw new NoAnswerError(`Redis at ${instance.label} has not answered the last read yet`);
-  instance.busy = true;
+  if (instance.abandoned) throw new NoAnswerError(`Redis at ${instance.label} has not answered an earlier call yet`);
+  const deadlineMs = answerDeadlineMs(state.pollMs, kind, state.instances.map((i) => i.answerMs[kind]));
   const startedAt = state.clock.mono();
-  const running = work().then(
-    (answer) => {
-      instance.answerMs = state.clock.mono() - startedAt;
-      return answer;
-    },
-  ).finally(() => (instance.busy = false));
+  const running = work().then((answer) => {
+    instance.answerMs[kind] = state.clock.mono() - startedAt;
+    return answer;
+  });
   const stop = new AbortController();
   try {
     return await Promise.race([
       running,
       state.clock.sleep(deadlineMs, stop.signal).then(() => {
         if (stop.signal.aborted) return new Promise<never>(() => {});
-        running.catch(() => {});
+        instance.abandoned = true;
+        running.then(
+          () => (instance.abandoned = false),
+          () => (instance.abandoned = false),
+        );
         throw new NoAnswerError(`Redis at ${instance.label} did not answer within ${deadlineMs} ms`);
       }),
     ]);
@@ -129,7 +136,7 @@ function connectInstance(url: string): RedisInstance {
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 250, 2_000),
   }) as ReaderRedis;
-  const instance: RedisInstance = { url, label: instanceLabel(url), redis, notifications: false, lastError: null, connectionError: null, busy: false, answerMs: 0 };
+  const instance: RedisInstance = { url, label: instanceLabel(url), redis, notifications: false, lastError: null, connectionError: null, abandoned: false, answerMs: { ping: 0, full: 0, keys: 0 } };
   // What went wrong with the connection itself: a command failing while disconnected only
   // says that it was not sent ("max retries per request"), this says why.
   redis.on('error', (error) => (instance.connectionError = connectionProblem(error, `Redis at ${instanceLabel(url)}`)));

@@ -42,13 +42,13 @@ export function observe(state: RedisSourceState, raw: RawKey, views: (KeyRead | 
 }
 
 /** The keys `keysFor` names on every instance, read; fails unless a quorum of instances answered. */
-export async function read(state: RedisSourceState, keysFor: (redis: Redis, signal: AbortSignal) => Promise<Set<RawKey>>, signal: AbortSignal): Promise<Observation[]> {
+export async function read(state: RedisSourceState, kind: 'full' | 'keys', keysFor: (redis: Redis, signal: AbortSignal) => Promise<Set<RawKey>>, signal: AbortSignal): Promise<Observation[]> {
   const { config, instances, quorum, redlock } = state;
   const suffix = config.fenceSuffix;
   const results = await Promise.allSettled(
     instances.map((instance) =>
       // Each instance within its answer deadline: a frozen one of a quorum is not waited for.
-      withinDeadline(state, instance, async () => {
+      withinDeadline(state, instance, kind, async () => {
         const keys = await keysFor(instance.redis, signal);
         // A fence beside its lock key is read with the lock: no need to read it as a key too.
         return readInstance(instance.redis, [...keys].filter((raw) => !(raw.endsWith(suffix) && keys.has(raw.slice(0, -suffix.length)))), suffix);
