@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrate, readMigrations } from '../../lib/db/migrate';
+import { openStore } from '../../lib/db/store';
+import { storeHealth } from '../../lib/queries/health';
 import { LEASEHOLD_VERSION } from '../../lib/version';
 import { createPostgresDatabase, freshPgliteDirectory } from '../support/databases';
 import { STACK_LINE, cli } from '../support/run';
@@ -81,6 +83,17 @@ describe('leasehold CLI', () => {
         expect(result.stderr).toContain(`This store is ahead of Leasehold ${LEASEHOLD_VERSION}`);
         expect(result.stderr).toContain('run Leasehold 9.9.9 or later against it');
         expect(result.stderr).not.toMatch(STACK_LINE);
+      }
+      // migrate status says so and fails (a check before an upgrade or a rollback).
+      const status = await cli(['migrate', 'status'], { ...noConfig, DATABASE_URL: db.url });
+      expect(status.code).toBe(1);
+      expect(status.stdout).toContain('applied but unknown to this version: 29991231000000_future');
+      // A server of this release still running on it is not ready (GET /api/health's answer).
+      const store = await openStore({ kind: 'postgres', url: db.url }, { migrate: false });
+      try {
+        expect(await storeHealth(store)).toMatchObject({ status: 'not_ready', migrations: { state: 'ahead', ahead: ['29991231000000_future'] } });
+      } finally {
+        await store.close();
       }
     } finally {
       await session.close();
