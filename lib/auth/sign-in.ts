@@ -38,7 +38,8 @@ async function takeAttempt(store: Store, name: string, address: string): Promise
   const taken: string[] = [];
   const giveBack = () => Promise.all(taken.map((key) => giveSignInBack(store, key)));
   try {
-    for (const [key, limit] of [[userKey(name), FAILURES_PER_USER], [addressKey(address), FAILURES_PER_ADDRESS]] as const) {
+    // The address first: an address past its limit leaves no row for the (perhaps made-up) name it tried.
+    for (const [key, limit] of [[addressKey(address), FAILURES_PER_ADDRESS], [userKey(name), FAILURES_PER_USER]] as const) {
       const result = await takeSignIn(store, key, limit, WINDOW_MS);
       if (!result.allowed) throw tooMany(result.msBeforeReset);
       taken.push(key);
