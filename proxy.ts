@@ -55,13 +55,13 @@ function answer(request: NextRequest, raw: string, nonce: string | null, securit
     if (allowedMethods(raw)) return refusalResponse(new RequestRefusedError(400, 'invalid_path', message));
     return new Response(`400 Bad Request: ${message}\n`, { status: 400, headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' } });
   }
+  // The API and built assets go on as they came; only a page's request is given headers.
+  if (!nonce) return NextResponse.next();
   const headers = new Headers(request.headers);
   if (raw.startsWith('/leases/')) headers.set(LEASE_PATH_HEADER, raw);
-  if (nonce) {
-    // Next reads the nonce of its scripts from the policy on the request.
-    headers.set(NONCE_HEADER, nonce);
-    headers.set('Content-Security-Policy', security['Content-Security-Policy']!);
-  }
+  // Next reads the nonce of its scripts from the policy on the request.
+  headers.set(NONCE_HEADER, nonce);
+  headers.set('Content-Security-Policy', security['Content-Security-Policy']!);
   return NextResponse.next({ request: { headers } });
 }
 
