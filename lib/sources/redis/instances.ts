@@ -6,6 +6,7 @@ import type { RedisSourceConfig } from './config';
 import { redactUrlPassword } from '../../redact';
 import { systemClock, type Clock } from '../../time/clock';
 import { silentLogger, type Logger } from '../../log';
+import { percentile } from '../../domain/renewal-stats';
 import { connectionProblem } from '../errors';
 import type { SourceStatusDetail } from '../types';
 import { READ_KEYS, type ReaderRedis } from './keys';
@@ -39,8 +40,7 @@ export type RedisInstance = {
  * read is bounded by the source's read deadline, which aborts it.
  */
 export function answerDeadlineMs(pollMs: number, kind: AnswerKind, answerMs: readonly number[]): number {
-  const sorted = [...answerMs].sort((a, b) => a - b);
-  const typical = sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
+  const typical = answerMs.length ? percentile([...answerMs].sort((a, b) => a - b), 50) : 0;
   const deadline = Math.max(250, pollMs, 3 * typical);
   return kind === 'ping' ? Math.min(COMMAND_TIMEOUT_MS, deadline) : deadline;
 }
