@@ -98,10 +98,13 @@ export async function auditRefusal(action: AdminAction, context: AuditedContext,
   await appendAudit(context.store, { ...base, phase: 'refused', status: error.status, detail: { ...(base.detail as object), message: error.message } });
 }
 
+/** The logger an action writes to: the one it was handed, or the process's `admin` logger. */
+const logOf = (context: Pick<ForceContext, 'log'>) => context.log ?? logger('admin');
+
 /** Runs one row of the table (actions.ts) on one lease: the steps at the head of this file. */
 export async function runForceAction(action: AdminAction, context: ForceContext): Promise<ForceOutcome> {
   const { store, leaseId, body } = context;
-  const log = context.log ?? logger('admin');
+  const log = logOf(context);
   const lease = await readLeaseView(store, leaseId, async () => 0);
   if (!lease) throw new NotFoundError(`No lease "${leaseId}" has been observed.`);
   let actions: ForceActions;
@@ -166,7 +169,7 @@ export async function runForceAction(action: AdminAction, context: ForceContext)
 /** The result entry of an action that did not complete, and the error to answer with. */
 async function auditFailure(context: ForceContext, base: Omit<AuditInput, 'phase'>, error: unknown): Promise<Error> {
   const { store, leaseId } = context;
-  const log = context.log ?? logger('admin');
+  const log = logOf(context);
   if (error instanceof ForceConflictError) {
     const entry = await appendResult(store, log, { ...base, phase: 'refused', status: 409, actualHolder: error.current?.holder ?? null, actualToken: error.current?.token ?? null });
     const current = await readLeaseView(store, leaseId, async () => 0);
