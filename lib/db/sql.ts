@@ -24,6 +24,8 @@ export type PostgresSessionOptions = {
   applicationName?: string;
 };
 
+const ignore = () => {};
+
 /** Opens one pg connection. Fails with the driver's error when the server cannot be reached in time. */
 export async function connectPostgres(url: string, options: PostgresSessionOptions = {}): Promise<SqlSession> {
   const client = new pg.Client({
@@ -94,6 +96,10 @@ export function pooledPostgres(url: string, options: PostgresSessionOptions & { 
     },
     async transaction(work) {
       const client = await pool.connect();
+      // A checked-out connection that dies (the server restarted mid-transaction) emits 'error'
+      // after failing its query; the pool listens only to idle ones, and with no listener the
+      // process would crash. The failed query reports it.
+      client.on('error', ignore);
       let broken = false;
       try {
         await client.query('BEGIN');
@@ -106,6 +112,7 @@ export function pooledPostgres(url: string, options: PostgresSessionOptions & { 
         });
         throw error;
       } finally {
+        client.removeListener('error', ignore);
         client.release(broken ? true : undefined);
       }
     },

@@ -28,12 +28,16 @@ export function pgliteSql(db: PGlite): DigestSql {
   };
 }
 
+const ignore = () => {};
+
 export function poolSql(pool: pg.Pool): DigestSql {
   return {
     query: async <R,>(text: string, params?: unknown[]) => ({ rows: (await pool.query(text, params)).rows as R[] }),
     exec: async (text) => void (await pool.query(text)),
     async transaction(work) {
       const client = await pool.connect();
+      // A checked-out connection that dies emits 'error' after failing its query: not a crash.
+      client.on('error', ignore);
       try {
         await client.query('BEGIN');
         const result = await work({
@@ -50,6 +54,8 @@ export function poolSql(pool: pg.Pool): DigestSql {
           (rollbackError: Error) => client.release(rollbackError),
         );
         throw error;
+      } finally {
+        client.removeListener('error', ignore);
       }
     },
   };

@@ -8,7 +8,12 @@ export type PgQueryable = {
   query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<PgResult<R>>;
 };
 
-export type PgPoolClientLike = PgQueryable & { release(destroy?: boolean | Error): void };
+export type PgPoolClientLike = PgQueryable & {
+  release(destroy?: boolean | Error): void;
+  /** pg's client: a connection that dies while checked out emits 'error' (PGlite's has none). */
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (error: Error) => void): unknown;
+};
 
 export type PgPoolLike = PgQueryable & {
   connect(): Promise<PgPoolClientLike>;

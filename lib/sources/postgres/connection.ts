@@ -35,6 +35,8 @@ export function openPool(config: PostgresSourceConfig): PgPoolLike {
   });
 }
 
+const ignore = () => {};
+
 export async function withClient<T>(state: PostgresSourceState, work: (client: PgPoolClientLike) => Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) throw new SourceUnavailableError(state.config.name, 'the read was cancelled');
   let client: PgPoolClientLike;
@@ -43,6 +45,9 @@ export async function withClient<T>(state: PostgresSourceState, work: (client: P
   } catch (error) {
     throw unavailable(state.config.name, error, 'connecting');
   }
+  // A checked-out connection that dies (the server restarted) emits 'error' after failing its
+  // query; with no listener that would crash the collector. The failed query reports it.
+  client.on?.('error', ignore);
   let succeeded = false;
   try {
     const result = await work(client);
@@ -50,6 +55,7 @@ export async function withClient<T>(state: PostgresSourceState, work: (client: P
     return result;
   } finally {
     // A failed read may have left the connection in any state: discard it.
+    client.removeListener?.('error', ignore);
     client.release(succeeded ? undefined : true);
   }
 }
