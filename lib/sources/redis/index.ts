@@ -31,7 +31,7 @@ import { SourceUnavailableError } from '../errors';
 import { RECONCILE_EVERY_MS, type LeaseSource, type PollResult, type SourceSnapshot } from '../types';
 import { closeInstances, connectInstances, problemOf, status, withinDeadline, type RedisSourceState } from './instances';
 import { keyOf, scanInstance } from './keys';
-import { watchKeyspace } from './notifications';
+import { checkEvents, watchKeyspace } from './notifications';
 import { read } from './observe';
 
 /** A read's failure as the source's: SourceUnavailableError, its message without URL passwords. */
@@ -57,13 +57,15 @@ async function poll(state: RedisSourceState, pollMs: number, signal: AbortSignal
     return { kind: 'full', ...(await snapshot(state, signal)) };
   }
   const answeredBefore = instances.map((i) => i.lastError === null);
-  const pings = await Promise.allSettled(instances.map((i) => withinDeadline(state, i, 'ping', () => i.redis.ping())));
+  // A ping; for an instance that sends keyspace events, a read of its flags (they may be switched off under us).
+  const pings = await Promise.allSettled(instances.map((i) => withinDeadline(state, i, 'ping', () => (i.notifications ? checkEvents(state, i) : i.redis.ping().then(() => {})))));
   pings.forEach((p, index) => {
     instances[index]!.lastError = p.status === 'rejected' ? problemOf(instances[index]!, p.reason) : null;
   });
   // An instance that does not answer, or answers again, changes what the quorum is judged on
   // (each lease's instances): read everything now rather than show the last read as current.
-  if (pings.some((p, index) => p.status === 'rejected' || !answeredBefore[index])) return { kind: 'full', ...(await snapshot(state, signal)) };
+  // So does one whose keyspace events were switched off: nothing is pushed, so everything is read.
+  if (pings.some((p, index) => p.status === 'rejected' || !answeredBefore[index]) || instances.some((i) => i.eventsOff)) return { kind: 'full', ...(await snapshot(state, signal)) };
   return { kind: 'partial', covered: [], observations: [] };
 }
 

@@ -23,6 +23,11 @@ export type RedisInstance = {
   label: string;
   redis: ReaderRedis;
   notifications: boolean;
+  /**
+   * Its keyspace events were switched off after it was subscribed (CONFIG SET by someone else):
+   * the subscription is live but says nothing, so polls read everything until they are back.
+   */
+  eventsOff: boolean;
   lastError: string | null;
   connectionError: string | null;
   /** Whether a call given up on by its answer deadline is still waiting (the instance is not asked again until it ends). */
@@ -128,15 +133,23 @@ export function dbOf(url: string): number {
   }
 }
 
-function connectInstance(url: string): RedisInstance {
+/**
+ * How long ioredis waits before connecting again, the nth time in a row: growing by 100 ms up
+ * to half the poll interval (100 ms to 2 s). A server that comes back is connected to again
+ * before the collector's next attempt at the source (at most two polls apart while it is down),
+ * so that its history resumes within two polls; an attempt at a closed port costs nothing.
+ */
+export const reconnectDelayMs = (attempt: number, pollMs: number) => Math.min(attempt * 100, Math.max(100, Math.min(2_000, Math.floor(pollMs / 2))));
+
+function connectInstance(url: string, pollMs: number): RedisInstance {
   const redis = new Redis(url, {
     connectTimeout: CONNECT_TIMEOUT_MS,
     commandTimeout: COMMAND_TIMEOUT_MS,
     socketTimeout: COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(attempt * 250, 2_000),
+    retryStrategy: (attempt) => reconnectDelayMs(attempt, pollMs),
   }) as ReaderRedis;
-  const instance: RedisInstance = { url, label: instanceLabel(url), redis, notifications: false, lastError: null, connectionError: null, abandoned: false, answerMs: { ping: 0, full: 0, keys: 0 } };
+  const instance: RedisInstance = { url, label: instanceLabel(url), redis, notifications: false, eventsOff: false, lastError: null, connectionError: null, abandoned: false, answerMs: { ping: 0, full: 0, keys: 0 } };
   // What went wrong with the connection itself: a command failing while disconnected only
   // says that it was not sent ("max retries per request"), this says why.
   redis.on('error', (error) => (instance.connectionError = connectionProblem(error, `Redis at ${instanceLabel(url)}`)));
@@ -147,7 +160,7 @@ function connectInstance(url: string): RedisInstance {
 
 /** A source's state: a connection to each instance, nothing live yet, no full read yet. */
 export function connectInstances(config: RedisSourceConfig, { clock = systemClock, log = silentLogger(), pollMs = 1_000 }: { clock?: Clock; log?: Logger; pollMs?: number } = {}): RedisSourceState {
-  const instances = config.urls.map((url) => connectInstance(url));
+  const instances = config.urls.map((url) => connectInstance(url, pollMs));
   const quorum = Math.floor(instances.length / 2) + 1;
   const redlock = instances.length > 1;
   return { config, instances, quorum, redlock, live: 0, liveSince: Infinity, lastFullAt: -Infinity, clock, log, pollMs };
@@ -166,7 +179,7 @@ export function status(state: RedisSourceState): SourceStatusDetail {
   return {
     mode: redlock ? 'redlock' : 'single',
     quorum: redlock ? quorum : undefined,
-    instances: instances.map((i) => ({ instance: i.label, up: i.lastError === null, error: i.lastError, keyspaceNotifications: i.notifications })),
+    instances: instances.map((i) => ({ instance: i.label, up: i.lastError === null, error: i.lastError, keyspaceNotifications: i.notifications && !i.eventsOff })),
   };
 }
 

@@ -6,18 +6,45 @@ import type { RedisSourceConfig } from './config';
 import type { ChangeHint } from '../types';
 import { dbOf, type RedisInstance, type RedisSourceState } from './instances';
 
+/** Whether these notify-keyspace-events flags send keyspace events (K) on set, expire, del and expiry. */
+export function flagsAreEnough(flags: string): boolean {
+  const has = (f: string) => flags.includes(f) || (flags.includes('A') && 'g$lshzxet'.includes(f));
+  return flags.includes('K') && has('g') && has('$') && has('x');
+}
+
+/** An instance's notify-keyspace-events flags (CONFIG GET). */
+export async function keyspaceFlags(redis: Redis): Promise<string> {
+  const reply = (await redis.config('GET', 'notify-keyspace-events')) as string[];
+  return reply[1] ?? '';
+}
+
+/**
+ * A poll's liveness check of an instance that sends keyspace events: its flags, read again (a
+ * ping that also says whether the events still come). Switched off, the instance's changes are
+ * found by reading everything until they are back; back, what changed meanwhile was not
+ * announced, so everything is read once more before the push stream is relied on again.
+ */
+export async function checkEvents(state: RedisSourceState, instance: RedisInstance): Promise<void> {
+  const on = flagsAreEnough(await keyspaceFlags(instance.redis));
+  if (on === !instance.eventsOff) return;
+  instance.eventsOff = !on;
+  if (on) state.liveSince = state.clock.mono();
+  state.log.warn(
+    { instance: instance.label },
+    on ? `keyspace events are back on ${instance.label}` : `keyspace events were switched off on ${instance.label}: its changes are found by reading everything at each poll`,
+  );
+}
+
 /** Whether keyspace events reach us for keys (K) on set, expire, del and expiry; turns them on when asked. */
 async function notificationsOn(config: RedisSourceConfig, redis: Redis): Promise<boolean> {
   if (config.keyspaceNotifications === 'off') return false;
   let flags = '';
   try {
-    const reply = (await redis.config('GET', 'notify-keyspace-events')) as string[];
-    flags = reply[1] ?? '';
+    flags = await keyspaceFlags(redis);
   } catch {
     return false; // CONFIG is disabled on many managed servers: poll only
   }
-  const has = (f: string) => flags.includes(f) || (flags.includes('A') && 'g$lshzxet'.includes(f));
-  const enough = flags.includes('K') && has('g') && has('$') && has('x');
+  const enough = flagsAreEnough(flags);
   if (enough || config.keyspaceNotifications !== 'enable') return enough;
   try {
     await redis.config('SET', 'notify-keyspace-events', `${flags}Kg$x`);
