@@ -6,7 +6,8 @@
 //
 // A failing source costs next to nothing: every read has a deadline that does not depend on
 // the adapter honouring its signal, and the next attempt waits a backoff with jitter (from the
-// poll interval up to MAX_BACKOFF_MS).
+// poll interval up to downRetryCapMs: two polls, at least 1 s, at most MAX_BACKOFF_MS), so
+// that a source that comes back is read again within two polls (docs/reliability.md).
 import { SourceUnavailableError } from '../sources/errors';
 import type { ChangeHint, LeaseSource, PollResult } from '../sources/types';
 import { Alarm, deadlineOf, unlessAborted, type Clock } from '../time/clock';
@@ -15,8 +16,18 @@ import { backoffDelays } from '../time/retry';
 const HINT_COALESCE_MS = 5;
 /** How long the keys lane sleeps with nothing hinted (a hint wakes it at once). */
 const KEYS_IDLE_MS = 60_000;
-/** A failing source is tried again after a backoff growing from its poll interval to this, with jitter. */
+/** A failing source is never left longer than this between attempts, whatever its poll interval. */
 export const MAX_BACKOFF_MS = 10_000;
+
+/**
+ * The longest wait between two attempts at a failing source: two poll intervals, at least 1 s
+ * (a closed port tried every 100 ms would be the loop the backoff exists to stop), at most
+ * MAX_BACKOFF_MS. A failed attempt costs a refused connection or one deadline timer; a source
+ * shown down for ten seconds after it came back costs the on-call engineer's trust.
+ */
+export function downRetryCapMs(pollMs: number): number {
+  return Math.min(MAX_BACKOFF_MS, Math.max(1_000, 2 * pollMs));
+}
 /** The longest a full read may be given: a source this slow to read is down, whatever its size. */
 export const MAX_FULL_READ_DEADLINE_MS = 60_000;
 
@@ -138,7 +149,7 @@ export class ReadLanes {
         // 3. Failed: down, and tried again after a backoff (a read that ran out of time gets longer next time).
         if (deadline.signal.aborted) fullDeadlineMs = nextFullReadDeadlineMs(this.readTimeoutMs, { ok: false, timedOutAfterMs: fullDeadlineMs });
         await handlers.onFullFailure(error, start);
-        backoff ??= backoffDelays(source.pollMs, Math.max(source.pollMs, MAX_BACKOFF_MS));
+        backoff ??= backoffDelays(source.pollMs, Math.max(source.pollMs, downRetryCapMs(source.pollMs)));
         // The jitter may draw less than its initial delay: never sooner than the next poll would have been.
         nextFullAt = clock.mono() + Math.max(source.pollMs, backoff());
         pending.full = true;
