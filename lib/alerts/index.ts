@@ -14,10 +14,10 @@ export type Alerting = {
   stop(): Promise<void>;
 };
 
-export function startAlerting(options: { store: Store; config: Config; workerId: string; log: Logger; clock?: Clock }): Alerting {
+export function startAlerting(options: { store: Store; config: Config; workerId: string; log: Logger; clock?: Clock; retryBaseMs?: number; retryMaxMs?: number }): Alerting {
   const linkOf = alertLinker(options.config.alerts.publicUrl);
   const engine = new AlertEngine({ store: options.store, linkOf, log: options.log, clock: options.clock });
-  const worker = new DeliveryWorker({ store: options.store, config: options.config.alerts, workerId: options.workerId, linkOf, log: options.log, clock: options.clock });
+  const worker = new DeliveryWorker({ store: options.store, config: options.config.alerts, workerId: options.workerId, linkOf, log: options.log, clock: options.clock, retryBaseMs: options.retryBaseMs, retryMaxMs: options.retryMaxMs });
   const stop = new AbortController();
   const runs = [engine.run(stop.signal), worker.run(stop.signal)].map((run) => run.catch((error: unknown) => options.log.error({ err: error }, `stopped: ${(error as Error)?.message ?? error}`)));
   let stopping: Promise<void> | null = null;

@@ -40,6 +40,8 @@ export type DeliveryWorkerOptions = {
   dispatcher?: Dispatcher;
   /** First retry's ceiling (default 1 s). */
   retryBaseMs?: number;
+  /** The ceiling retry delays never grow past (default 5 min). */
+  retryMaxMs?: number;
   /** What sweeps, latencies, messages' times and signatures' timestamps are read on (default: the system clock). */
   clock?: Clock;
 };
@@ -111,7 +113,7 @@ export class DeliveryWorker {
         status: result.status,
         latencyMs: result.latencyMs,
         error: result.error ?? `answered ${result.status}`,
-        retryInMs: retryDelayMs(delivery.attempts - 1, { baseMs: this.options.retryBaseMs ?? 1_000, retryAfterMs: result.retryAfterMs }),
+        retryInMs: retryDelayMs(delivery.attempts - 1, { baseMs: this.options.retryBaseMs ?? 1_000, maxMs: this.options.retryMaxMs, retryAfterMs: result.retryAfterMs }),
         last,
       };
       if (last) this.options.log.warn({ webhook: delivery.webhook.name, messageId: delivery.messageId }, `delivery ${delivery.messageId} to ${delivery.webhook.name} failed ${delivery.attempts} times (${outcome.error}); it is dead-lettered (replay it from /alerts)`);

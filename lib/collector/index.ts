@@ -38,6 +38,9 @@ export type CollectorOptions = {
   onRead?: ObserveOptions['onRead'];
   /** Alerts (rules and deliveries) in this process: on by config (`alerts.enabled`, default true) unless false here. */
   alerts?: boolean;
+  /** Its deliveries' retry delays: the first one's ceiling (default 1 s) and the most they grow to (default 5 min); the chaos suite's receivers recover within a minute. */
+  alertRetryBaseMs?: number;
+  alertRetryMaxMs?: number;
   /** false: no deadline timers (ObserveOptions.deadlineTimers), for the alerts benchmark's peer. Default on. */
   deadlineTimers?: false;
   /** The clock its sources, observers and alerts read (lib/time); the system's unless a test hands its own. */
@@ -78,7 +81,7 @@ export function startCollector(given: CollectorOptions): Collector {
   // On the embedded store, a source may name its database (pglite://embedded, lib/sources/postgres/config.ts): it is read through the store's own PGlite.
   const sources = createSources(options.config, options.store.pglite ? pglitePool(options.store.pglite) : null, { clock: options.clock, log: base.child({ area: 'source' }) });
   const stop = new AbortController();
-  const alerting = options.alerts !== false && options.config.alerts?.enabled === true ? startAlerting({ store: options.store, config: options.config, workerId: id, log: base.child({ area: 'alerts' }), clock: options.clock }) : null;
+  const alerting = options.alerts !== false && options.config.alerts?.enabled === true ? startAlerting({ store: options.store, config: options.config, workerId: id, log: base.child({ area: 'alerts' }), clock: options.clock, retryBaseMs: options.alertRetryBaseMs, retryMaxMs: options.alertRetryMaxMs }) : null;
   const observers: Observers = { options, id, log, ringSize: options.config.retention.renewalSamplesPerLease, owned: new Set(), running: new Map(), alerting };
   let leaseClient: LeaseClient | null = null;
   let stopping: Promise<void> | null = null;

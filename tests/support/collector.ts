@@ -6,7 +6,7 @@ import { startCollector, type Collector, type CollectorOptions } from '../../lib
 import type { Store } from '../../lib/db/store';
 
 /** `alerts`: alert rules and deliveries on, with these settings over the defaults (off when absent). */
-export type TestCollectorOptions = Pick<CollectorOptions, 'log' | 'logger' | 'onRead' | 'ownershipTtlMs' | 'deadlineTimers'> & { pollMs?: number; alerts?: Partial<AlertsConfig> };
+export type TestCollectorOptions = Pick<CollectorOptions, 'log' | 'logger' | 'onRead' | 'ownershipTtlMs' | 'deadlineTimers' | 'alertRetryBaseMs' | 'alertRetryMaxMs' | 'collectorId'> & { pollMs?: number; alerts?: Partial<AlertsConfig> };
 
 export const TEST_ALERTS: AlertsConfig = { enabled: true, allowCidrs: ['127.0.0.1/32'], timeoutMs: 2_000, maxAttempts: 8, resendIntervalMs: 60_000 };
 
@@ -28,5 +28,5 @@ export function testConfig(store: Store, sources: SourceConfig[], options: Pick<
 
 export function testCollector(store: Store, sources: SourceConfig[], options: TestCollectorOptions = {}): Collector {
   const config = testConfig(store, sources, options);
-  return startCollector({ store, config, log: options.log ?? (() => {}), logger: options.logger, onRead: options.onRead, ownershipTtlMs: options.ownershipTtlMs, deadlineTimers: options.deadlineTimers });
+  return startCollector({ store, config, log: options.log ?? (() => {}), logger: options.logger, onRead: options.onRead, ownershipTtlMs: options.ownershipTtlMs, deadlineTimers: options.deadlineTimers, alertRetryBaseMs: options.alertRetryBaseMs, alertRetryMaxMs: options.alertRetryMaxMs, collectorId: options.collectorId });
 }
