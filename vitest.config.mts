@@ -16,6 +16,8 @@ const shared = {
 //   unit        pure code, no servers
 //   contract    one suite every implementation of a contract passes, on real servers
 //   integration store, CLI, scripts, on real servers
+//   chaos       faults injected into servers of the suite's own while a collector, alerts
+//               and an operator run (docs/reliability.md)
 export default defineConfig({
   ...shared,
   test: {
@@ -49,6 +51,17 @@ export default defineConfig({
           env,
           testTimeout: 90_000,
           hookTimeout: 90_000,
+        },
+      },
+      {
+        ...shared,
+        test: {
+          name: 'chaos',
+          include: ['tests/chaos/**/*.test.ts'],
+          environment: 'node',
+          env,
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
         },
       },
     ],

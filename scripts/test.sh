@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm test`: bring up the servers, then every suite, in order of cost:
 #   lint, typecheck, unit, contract (real servers), integration (real servers),
-#   build, e2e (Playwright in Debian's Chromium against `next start`).
+#   chaos (faults injected into servers of its own), build, e2e (Playwright in Debian's
+#   Chromium against `next start`).
 # Every stage runs even when an earlier one failed, so one run shows every failure;
 # the exit status is non-zero when any stage failed.
 set -uo pipefail
@@ -71,6 +72,11 @@ stage typecheck npx tsc --noEmit -p tsconfig.json
 stage unit npx vitest run --project unit
 stage contract npx vitest run --project contract
 stage integration npx vitest run --project integration
+# Faults injected into servers of the suite's own (docs/reliability.md); each fault's counts
+# are printed as a table after it.
+rm -f .leasehold/chaos/results.jsonl
+stage chaos npx vitest run --project chaos
+node scripts/chaos-table.mjs || true
 stage build npm run -s build
 if [[ ${results[-1]} == *FAIL* ]]; then
   # A failed build would leave e2e testing an older build, or none: do not pretend.

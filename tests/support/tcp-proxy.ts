@@ -1,11 +1,14 @@
 // A TCP proxy in front of a real server, for partition tests: while `partitioned`, it
 // accepts connections and swallows every byte in both directions, the way a network that
-// drops packets does. Nothing is simulated beyond the network: the server is real.
+// drops packets does; with a delay, every byte arrives that much later, in order (a slow
+// link). Nothing is simulated beyond the network: the server is real.
 import net from 'node:net';
 
 export type TcpProxy = {
   port: number;
   partition(on: boolean): void;
+  /** Every chunk, both ways, is passed on this many milliseconds after it arrived (0: at once). */
+  delay(ms: number): void;
   /** Drops every open connection (the clients see them reset and reconnect). */
   reset(): void;
   close(): Promise<void>;
@@ -14,6 +17,13 @@ export type TcpProxy = {
 /** Listens on `listenPort` (default: any free port) and forwards to targetHost:targetPort. */
 export async function startTcpProxy(targetHost: string, targetPort: number, listenPort = 0): Promise<TcpProxy> {
   let partitioned = false;
+  let delayMs = 0;
+  const pass = (to: net.Socket, chunk: Buffer) => {
+    if (partitioned) return;
+    // Timers of one delay fire in the order they were set: the bytes keep their order.
+    if (delayMs > 0) setTimeout(() => !to.destroyed && to.write(chunk), delayMs);
+    else to.write(chunk);
+  };
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(targetPort, targetHost);
@@ -25,18 +35,17 @@ export async function startTcpProxy(targetHost: string, targetPort: number, list
         upstream.destroy();
       });
     }
-    client.on('data', (chunk) => {
-      if (!partitioned) upstream.write(chunk);
-    });
-    upstream.on('data', (chunk) => {
-      if (!partitioned) client.write(chunk);
-    });
+    client.on('data', (chunk: Buffer) => pass(upstream, chunk));
+    upstream.on('data', (chunk: Buffer) => pass(client, chunk));
   });
   await new Promise<void>((resolve) => server.listen(listenPort, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
     partition(on) {
       partitioned = on;
+    },
+    delay(ms) {
+      delayMs = ms;
     },
     reset() {
       for (const socket of sockets) socket.destroy();
