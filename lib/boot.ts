@@ -6,6 +6,7 @@ import { exposureWarning } from './auth/exposure';
 import { processRoot, type Root } from './root';
 import { StoreLockedError } from './db/embedded';
 import { MigrationError } from './db/migrate';
+import { durabilityWarning } from './db/store';
 import { toPublicError } from './errors';
 import { logger } from './log';
 import { retrying } from './time/retry';
@@ -53,6 +54,8 @@ async function startWithStore(root: Root, startedAt: number, attempted: () => vo
       const store = await root.store();
       const status = await store.migrationStatus();
       log().info(`store ready in ${root.clock.wall() - startedAt} ms: ${status.applied.length} of ${status.known.length} migrations applied`);
+      const undurable = await durabilityWarning(store).catch(() => null);
+      if (undurable) log().warn(undurable);
       return store;
     },
     {

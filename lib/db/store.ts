@@ -130,3 +130,15 @@ async function openPgliteStore(
     throw error;
   }
 }
+
+/**
+ * A sentence when the store's PostgreSQL acknowledges commits before keeping them
+ * (`synchronous_commit = off`): an abrupt stop then loses events and audit entries Leasehold
+ * was told were written. Null when it keeps them, and on the embedded store.
+ */
+export async function durabilityWarning(store: Store): Promise<string | null> {
+  if (store.kind !== 'postgres') return null;
+  const [row] = await store.prisma.$queryRaw<{ synchronous_commit: string }[]>`SHOW synchronous_commit`;
+  if (row?.synchronous_commit !== 'off') return null;
+  return "the store's PostgreSQL runs with synchronous_commit = off: if its server stops abruptly, events and audit entries it acknowledged are lost. Turn it on for this database (ALTER DATABASE ... SET synchronous_commit = on) or the server.";
+}

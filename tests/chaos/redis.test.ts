@@ -6,25 +6,25 @@ import Redis from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../lib/config';
 import { startRedisServer, type RedisServer } from '../support/redis-servers';
-import { testServices } from '../support/services';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { sleep, startWorld, uid, type Holder, type Layout, type World } from './world';
 
-const services = testServices();
 const run = `chaos${uid()}`;
 let redis: RedisServer;
+/** The far source's server: one of the suite's own, so that what a slow SCAN costs does not depend on what other suites left in a shared Redis. */
+let farRedis: RedisServer;
 let proxy: TcpProxy;
 let world: World;
 let direct: Redis;
-let shared: Redis;
+let farDirect: Redis;
 
 const layout = (): Layout => ({ source: 'redis', client: { backend: 'redis', urls: [redis.url] }, key: (l) => `${run}:lease:${l}`, leaseId: (k) => `redis/${k}` });
-const farLayout = (): Layout => ({ source: 'far', client: { backend: 'redis', urls: [services.redisUrl] }, key: (l) => `${run}:far:${l}`, leaseId: (k) => `far/${k}` });
+const farLayout = (): Layout => ({ source: 'far', client: { backend: 'redis', urls: [farRedis.url] }, key: (l) => `${run}:far:${l}`, leaseId: (k) => `far/${k}` });
 
 beforeAll(async () => {
   redis = await startRedisServer(16411, ['--appendonly', 'yes', '--appendfsync', 'always', '--notify-keyspace-events', 'KEA']);
-  const target = new URL(services.redisUrl);
-  proxy = await startTcpProxy(target.hostname, Number(target.port || 6379));
+  farRedis = await startRedisServer(16415);
+  proxy = await startTcpProxy('127.0.0.1', farRedis.port);
   const sources: SourceConfig[] = [
     { name: 'redis', backend: 'redis', urls: [redis.url], match: [`${run}:lease:*`], fenceSuffix: ':fence', keyspaceNotifications: 'auto' },
     { name: 'far', backend: 'redis', urls: [`redis://127.0.0.1:${proxy.port}`], match: [`${run}:far:*`], fenceSuffix: ':fence', keyspaceNotifications: 'off' },
@@ -34,18 +34,16 @@ beforeAll(async () => {
   for (const label of ['mailer', 'indexer']) await world.hold(farLayout(), label);
   await world.observed(world.holders);
   direct = new Redis(redis.url).on('error', () => {});
-  shared = new Redis(services.redisUrl).on('error', () => {});
+  farDirect = new Redis(farRedis.url).on('error', () => {});
 });
 
 afterAll(async () => {
   await world?.stop();
   direct?.disconnect();
-  if (shared) {
-    for await (const keys of shared.scanStream({ match: `${run}:*`, count: 1_000 })) if ((keys as string[]).length) await shared.del(...(keys as string[]));
-    shared.disconnect();
-  }
+  farDirect?.disconnect();
   await proxy?.close();
   await redis?.stop();
+  await farRedis?.stop();
 });
 
 const fenceOf = async (client: Redis, h: Holder) => BigInt((await client.get(`${h.key}:fence`)) ?? '0');
@@ -102,7 +100,7 @@ describe('chaos: Redis', () => {
     await world.observed([victim]);
     const fault = world.fault('Redis source behind a proxy: +2 s latency, then connections dropped', { source: 'far', down: true });
     await fault.begin();
-    const tokenBefore = await fenceOf(shared, victim);
+    const tokenBefore = await fenceOf(farDirect, victim);
     proxy.delay(1_000); // each way: 2 s more per round trip
     await sleep(4_000);
     // Slow, but read within its deadline: not down, nothing stale, nothing invented.
@@ -110,7 +108,7 @@ describe('chaos: Redis', () => {
     // The operator's force-expire goes through the same slow link; once the backend has applied
     // it, the connections are dropped (and stay dropped a while) before its answer comes back.
     const acting = world.forceExpire(victim);
-    await expect.poll(() => fenceOf(shared, victim), { timeout: 15_000, interval: 20 }).toBe(tokenBefore + 1n);
+    await expect.poll(() => fenceOf(farDirect, victim), { timeout: 15_000, interval: 20 }).toBe(tokenBefore + 1n);
     proxy.partition(true);
     proxy.reset();
     expect(await acting).toBe('unknown');
@@ -121,7 +119,7 @@ describe('chaos: Redis', () => {
     fault.recovered();
     // Applied once, not twice: the token moved by one, and the holder lost its lease.
     await sleep(1_500);
-    expect(await fenceOf(shared, victim)).toBe(tokenBefore + 1n);
+    expect(await fenceOf(farDirect, victim)).toBe(tokenBefore + 1n);
     expect(victim.lost).toBe(true);
     await fault.check();
   });

@@ -6,12 +6,13 @@ import { startRedisServer, type RedisServer } from '../support/redis-servers';
 import { sleep, startWorld, uid, until, POLL_MS, type Layout, type World } from './world';
 
 const run = `chaos${uid()}`;
-let servers: RedisServer[] = [];
+const servers: RedisServer[] = [];
 let world: World;
 const layout = (): Layout => ({ source: 'quorum', client: { backend: 'redis', urls: servers.map((s) => s.url) }, key: (l) => `${run}:q:${l}`, leaseId: (k) => `quorum/${k}` });
 
 beforeAll(async () => {
-  servers = await Promise.all([16412, 16413, 16414].map((port) => startRedisServer(port, ['--notify-keyspace-events', 'KEA'])));
+  // One after the other: a server that started is stopped by afterAll even when the next fails.
+  for (const port of [16412, 16413, 16414]) servers.push(await startRedisServer(port, ['--notify-keyspace-events', 'KEA']));
   const sources = [{ name: 'quorum', backend: 'redis', urls: servers.map((s) => s.url), match: [`${run}:q:*`], fenceSuffix: ':fence', keyspaceNotifications: 'auto' }] as SourceConfig[];
   world = await startWorld({ sources });
   for (const label of ['digest', 'billing', 'reports']) await world.hold(layout(), label);

@@ -142,8 +142,14 @@ export async function startWorld(options: WorldOptions) {
     async hold(layout: Layout, label: string): Promise<Holder> {
       const client = createLeaseClient(layout.client);
       const key = layout.key(`${label}-${uid()}`);
-      const lease = await client.acquire(key, { holder: label, ttlMs: HOLD_TTL_MS, waitMs: 10_000 });
-      if (!lease) throw new Error(`could not take ${key}`);
+      const lease = await client.acquire(key, { holder: label, ttlMs: HOLD_TTL_MS, waitMs: 10_000 }).catch(async (error: unknown) => {
+        await client.close().catch(() => {});
+        throw error;
+      });
+      if (!lease) {
+        await client.close().catch(() => {});
+        throw new Error(`could not take ${key}`);
+      }
       const stopping = new AbortController();
       const holder: Holder = {
         layout,

@@ -426,6 +426,31 @@ describe('11. a source whose calls hang is down within its read deadline', () =>
   });
 });
 
+describe('11b. keyspaceNotifications: enable switches the events on again when a restart forgot them', () => {
+  // Before: the flags were set once, at subscription; a restarted Redis (a CONFIG SET is not
+  // kept) left the source polling for good while its panel still said "pushed".
+  it('the flags are set again within a few polls, and a change made meanwhile is read', async () => {
+    const own = await startRedisServer(16389);
+    const client = new Redis(own.url).on('error', () => {});
+    const flags = async () => ((await client.config('GET', 'notify-keyspace-events')) as string[])[1] ?? '';
+    try {
+      collect([{ name: 'r-enable', backend: 'redis', urls: [own.url], match: ['en:*'], fenceSuffix: ':fence', keyspaceNotifications: 'enable' }], { pollMs: 500 });
+      await expect.poll(flags, { timeout: 10_000 }).toMatch(/K/);
+      await own.kill();
+      await own.restart();
+      expect(await flags()).toBe(''); // forgotten
+      await client.set('en:lock', 'holder-b', 'PX', 60_000);
+      await expect.poll(flags, { timeout: 10_000 }).toMatch(/K/);
+      await expect.poll(async () => (await lease('r-enable/en:lock'))?.holder, { timeout: 10_000 }).toBe('holder-b');
+      // The panel says pushed again (not polling).
+      await expect.poll(async () => (((await source('r-enable'))?.detail as { instances?: { keyspaceNotifications: boolean }[] } | null)?.instances ?? []).map((i) => i.keyspaceNotifications), { timeout: 10_000 }).toEqual([true]);
+    } finally {
+      client.disconnect();
+      await own.stop();
+    }
+  });
+});
+
 describe('12. a Redlock quorum with one instance frozen', () => {
   // Before: the frozen instance was counted as answered with no holder, and the lease shown
   // free while a majority held it (or the read hung, and it stayed as it was).

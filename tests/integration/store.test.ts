@@ -3,9 +3,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreLockedError, lockFileOf } from '../../lib/db/embedded';
-import { openStore } from '../../lib/db/store';
+import { durabilityWarning, openStore } from '../../lib/db/store';
 import { toPublicError } from '../../lib/errors';
-import { freshPgliteDirectory } from '../support/databases';
+import { createPostgresDatabase, freshPgliteDirectory } from '../support/databases';
 import { run } from '../support/run';
 
 const cleanups: (() => unknown)[] = [];
@@ -75,5 +75,25 @@ describe('a PostgreSQL store that cannot be reached', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     const shown = toPublicError(error, () => {});
     expect(shown).toEqual({ status: 503, error: 'store_unavailable', message: 'The store cannot be reached (connection refused).' });
+  });
+});
+
+describe("a PostgreSQL store's durability", () => {
+  it('warns when the store acknowledges commits before keeping them (synchronous_commit = off), and not otherwise', async () => {
+    const db = await createPostgresDatabase('lh_durability');
+    cleanups.push(() => db.drop());
+    const durable = await openStore({ kind: 'postgres', url: db.url });
+    expect(await durabilityWarning(durable)).toBeNull();
+    await durable.prisma.$executeRawUnsafe(`ALTER DATABASE "${new URL(db.url).pathname.slice(1)}" SET synchronous_commit = off`);
+    await durable.close();
+    const store = await openStore({ kind: 'postgres', url: db.url });
+    cleanups.push(() => store.close());
+    expect(await durabilityWarning(store)).toMatch(/synchronous_commit = off: .*lost/);
+  });
+
+  it('says nothing of the embedded store', async () => {
+    const store = await openStore({ kind: 'pglite', dataDir: await freshDir() });
+    cleanups.push(() => store.close());
+    expect(await durabilityWarning(store)).toBeNull();
   });
 });

@@ -4,7 +4,7 @@
 // postgresql package, which scripts/services.sh installs); run as the postgres OS user when the
 // tests run as root, since PostgreSQL refuses to run as root.
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, chmodSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, chmodSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -63,7 +63,10 @@ export async function startPostgresServer(port: number): Promise<PostgresServer>
     chownSync(dir, Number(stdout.trim()), Number(group.trim()));
   }
   await as('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  // fsync off is safe for what the tests do (a server process killed, never the machine: the
+  // OS keeps what was written); synchronous_commit stays on, or a commit acknowledged just before
+  // an immediate stop is lost with the WAL buffers, a loss no production store would have.
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c full_page_writes=off -c max_connections=200`;
   const server: PostgresServer = {
     port,
     url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
@@ -82,7 +85,12 @@ export async function startPostgresServer(port: number): Promise<PostgresServer>
     },
     async start() {
       await as('pg_ctl', ['-D', data, '-o', options, '-l', path.join(dir, 'log'), '-w', '-t', '30', 'start']);
-      for (let i = 0; i < 100 && !(await answers(port)); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 100; i++) {
+        if (await answers(port)) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const log = existsSync(path.join(dir, 'log')) ? readFileSync(path.join(dir, 'log'), 'utf8').slice(-2_000) : '(no log)';
+      throw new Error(`the test's PostgreSQL server on 127.0.0.1:${port} started but did not answer within 10 s; the end of its log:\n${log}`);
     },
     async restart(downMs = 0) {
       await server.kill();
@@ -94,6 +102,11 @@ export async function startPostgresServer(port: number): Promise<PostgresServer>
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  await server.start();
+  try {
+    await server.start();
+  } catch (error) {
+    await server.stop().catch(() => {});
+    throw error;
+  }
   return server;
 }

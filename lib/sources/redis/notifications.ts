@@ -25,7 +25,15 @@ export async function keyspaceFlags(redis: Redis): Promise<string> {
  * announced, so everything is read once more before the push stream is relied on again.
  */
 export async function checkEvents(state: RedisSourceState, instance: RedisInstance): Promise<void> {
-  const on = flagsAreEnough(await keyspaceFlags(instance.redis));
+  const flags = await keyspaceFlags(instance.redis);
+  let on = flagsAreEnough(flags);
+  // A source that turns the events on turns them on again (a restarted Redis forgets a CONFIG
+  // SET); what changed while they were off was not announced, so everything is read once more.
+  if (!on && state.config.keyspaceNotifications === 'enable' && (await turnOn(instance.redis, flags))) {
+    on = true;
+    state.liveSince = state.clock.mono();
+    state.log.warn({ instance: instance.label }, `keyspace events were off on ${instance.label}: switched on again (keyspaceNotifications: enable)`);
+  }
   if (on === !instance.eventsOff) return;
   instance.eventsOff = !on;
   if (on) state.liveSince = state.clock.mono();
@@ -46,6 +54,11 @@ async function notificationsOn(config: RedisSourceConfig, redis: Redis): Promise
   }
   const enough = flagsAreEnough(flags);
   if (enough || config.keyspaceNotifications !== 'enable') return enough;
+  return turnOn(redis, flags);
+}
+
+/** Adds the flags keyspace events need to an instance's own (CONFIG SET); false when refused. */
+async function turnOn(redis: Redis, flags: string): Promise<boolean> {
   try {
     await redis.config('SET', 'notify-keyspace-events', `${flags}Kg$x`);
     return true;
