@@ -96,6 +96,9 @@ async function lead(elector: Elector, candidacy: Candidacy, grant: Grant, grante
   armWatchdog();
   try {
     while (elector.leadership && !signal.aborted) {
+      // When this renewal is due: how late it is sent is the holder's own lateness (an
+      // event-loop stall, a pause), reported to the client's timing listeners.
+      const dueAt = monotonicNow() + renewEveryMs;
       await sleep(renewEveryMs, signal);
       if (!elector.leadership) return;
       const left = lastRenewal + renewDeadlineMs - monotonicNow();
@@ -103,7 +106,7 @@ async function lead(elector: Elector, candidacy: Candidacy, grant: Grant, grante
       const sentAt = monotonicNow();
       const deadline = linkedTimeout(signal, Math.ceil(left));
       try {
-        await candidacy.renew(grant, { signal: deadline.signal });
+        await candidacy.renew(grant, { signal: deadline.signal, dueAt });
         lastRenewal = sentAt;
         armWatchdog();
       } catch (error) {

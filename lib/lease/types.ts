@@ -42,6 +42,12 @@ export type Grant = {
 export type CallOptions = { signal?: AbortSignal };
 
 /**
+ * A renewal's options: `dueAt` is when the renewal should have been sent, on this process's
+ * monotonic clock (performance.now()). Given, the client reports how late it ran (timings.ts).
+ */
+export type RenewOptions = CallOptions & { dueAt?: number };
+
+/**
  * The contract every backend implements. Every call has a deadline and honours the
  * signal; failures are LeaseLostError (the backend says it is not ours), BackendUnavailableError
  * (no answer in time; nothing is known) or LeaseAbortedError (the caller cancelled).
@@ -73,7 +79,7 @@ export interface Candidacy {
   /** Leads when this candidate is first; null while others are ahead. Keeps the candidacy alive. */
   tryLead(options?: CallOptions): Promise<Grant | null>;
   /** Extends the leadership grant; LeaseLostError when it is gone. */
-  renew(grant: Grant, options?: CallOptions): Promise<void>;
+  renew(grant: Grant, options?: RenewOptions): Promise<void>;
   /** Leaves the election (and gives up leadership if held). Never throws for a lost lease. */
   resign(grant: Grant | null, options?: CallOptions): Promise<void>;
 }
