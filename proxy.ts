@@ -69,7 +69,7 @@ function answer(request: NextRequest, raw: string, nonce: string | null, securit
 export const config = {
   matcher: [
     // Every path but the routes that read a body...
-    '/((?!api/v1/(?:demo|demo/inbox|auth/login|auth/logout|users|tokens|users/[^/]+|tokens/[^/]+|webhooks|alert-rules|silences|webhooks/[^/]+|webhooks/[^/]+/test|webhooks/[^/]+/replay|alert-rules/[^/]+|silences/[^/]+)/?$)(?!api/v1/leases/.+/force-(?:expire|release)/?$).*)',
+    '/((?!api/v1/(?:demo|demo/inbox|auth/login|auth/logout|users|tokens|users/[^/]+|tokens/[^/]+|webhooks|alert-rules|silences|webhooks/[^/]+|webhooks/[^/]+/test|webhooks/[^/]+/replay|alert-rules/[^/]+|silences/[^/]+|telemetry)/?$)(?!api/v1/leases/.+/force-(?:expire|release)/?$).*)',
     // ...and those too when the request carries no body.
     { source: '/api/v1/demo', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
     { source: '/api/v1/demo/inbox', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
@@ -79,6 +79,7 @@ export const config = {
     { source: '/api/v1/:kind(webhooks|alert-rules|silences)', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
     { source: '/api/v1/:kind(webhooks|alert-rules|silences)/:id', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
     { source: '/api/v1/webhooks/:id/:action(test|replay)', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
+    { source: '/api/v1/telemetry', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
     { source: '/api/v1/leases/:path+', missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }] },
   ],
 };

@@ -37,7 +37,7 @@ Commands:
   users add NAME --role viewer|operator|admin
                        make a user on the store (password from a prompt or standard input)
   users list | set-role NAME --role R | set-password NAME | disable NAME | enable NAME
-  tokens create --name N --role R [--expires 30d] [--user NAME]
+  tokens create --name N --role R [--expires 30d] [--user NAME]   (R: viewer, operator, admin, reporter)
                        make an API token (shown once) for LEASEHOLD_TOKEN or Prometheus
   tokens list | revoke ID|NAME
   webhooks add --name N --url URL [--format native|slack|pagerduty|alertmanager-webhook|alertmanager]

@@ -6,6 +6,7 @@ import { redactUrlsIn, scrub } from './redact';
 import { logger } from './log';
 import { StoreLockedError } from './db/embedded';
 import { MigrationError } from './db/migrate';
+import { TelemetryRefusedError } from './domain/holder-telemetry';
 import { InvalidLeaseIdError } from './domain/lease-id';
 
 export type PublicError = { status: number; error: string; message: string };
@@ -42,6 +43,9 @@ export function toPublicError(error: unknown, log: (line: string) => void = (lin
   }
   if (error instanceof InvalidLeaseIdError) {
     return { status: 400, error: 'invalid_lease_id', message: error.message };
+  }
+  if (error instanceof TelemetryRefusedError) {
+    return { status: 422, error: error.code, message: error.message };
   }
   if (error instanceof RequestError) {
     return { status: error.status, error: error.code, message: error.message };

@@ -1,6 +1,6 @@
 // `leasehold tokens create --name N --role R [--expires 30d] [--user NAME] [--json]`: prints the
 // token once (it is stored hashed). `tokens list`, `tokens revoke ID|NAME`. On the store itself.
-import { isRole } from '../../lib/auth/permissions';
+import { isTokenRole } from '../../lib/auth/permissions';
 import { createToken } from '../../lib/auth/tokens';
 import { apiTokenView, listApiTokens, revokeApiToken } from '../../lib/db/api-tokens';
 import { findUserByName } from '../../lib/db/users';
@@ -15,7 +15,7 @@ export async function tokensCommand(sub: string | undefined, args: string[], opt
   if (sub === 'create') {
     const name = options.name ?? args[0];
     if (!name || !/^[A-Za-z0-9][A-Za-z0-9._@:-]{0,99}$/.test(name)) throw new CommandError('tokens create needs --name: 1-100 letters, digits, ".", "_", "@", ":" or "-"');
-    if (!isRole(options.role)) throw new CommandError('tokens create needs --role viewer, operator or admin');
+    if (!isTokenRole(options.role)) throw new CommandError('tokens create needs --role viewer, operator, admin or reporter (reporter: posts holder timings, nothing else)');
     const role = options.role;
     let expiresAt: Date | null = null;
     if (options.expires !== undefined && options.expires !== 'never') {

@@ -1,7 +1,7 @@
-import { ROLES } from '@/lib/domain/roles';
+import { ROLES, TOKEN_ROLES } from '@/lib/domain/roles';
 
-/** The name and role fields of the forms that make a user or a token. */
-export function NameRoleFields() {
+/** The name and role fields of the forms that make a user or a token (a token may also be a reporter). */
+export function NameRoleFields({ roles = ROLES }: { roles?: readonly (typeof TOKEN_ROLES)[number][] }) {
   return (
     <>
       <label>
@@ -11,7 +11,7 @@ export function NameRoleFields() {
       <label>
         Role
         <select name="role" defaultValue="viewer">
-          {ROLES.map((role) => (
+          {roles.map((role) => (
             <option key={role}>{role}</option>
           ))}
         </select>

@@ -2,6 +2,7 @@
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import type { ApiTokenView } from '@/lib/db/api-tokens';
+import { TOKEN_ROLES } from '@/lib/domain/roles';
 import { NameRoleFields } from './name-role-fields';
 import { newTokenSchema } from '@/lib/domain/schemas';
 import { noContent, sendJson } from './send';
@@ -68,7 +69,7 @@ export function TokensPanel({ tokens }: { tokens: ApiTokenView[] }) {
       </div>
       <h3 className="panel-subtitle">Make a token</h3>
       <form className="form" onSubmit={create}>
-        <NameRoleFields />
+        <NameRoleFields roles={TOKEN_ROLES} />
         <label>
           Expires after (days; empty for never)
           <input name="days" type="number" min={1} max={3650} />

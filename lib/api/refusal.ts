@@ -49,6 +49,7 @@ export const BODY_ROUTES: readonly { path: RegExp; methods: string[] }[] = [
   { path: /^\/api\/v1\/webhooks\/[^/]+\/(?:test|replay)$/, methods: ['OPTIONS', 'POST'] },
   { path: /^\/api\/v1\/alert-rules\/[^/]+$/, methods: ['OPTIONS', 'PATCH', 'DELETE'] },
   { path: /^\/api\/v1\/silences\/[^/]+$/, methods: ['OPTIONS', 'DELETE'] },
+  { path: /^\/api\/v1\/telemetry$/, methods: ['OPTIONS', 'POST'] },
 ];
 
 /** The methods each path of the API answers. Paths outside the API and /metrics: null (Next's pages decide). */

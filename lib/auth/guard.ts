@@ -3,7 +3,7 @@
 import { getConfig } from '../root';
 import { getStore } from '../root';
 import { AuthError } from './errors';
-import { can, PERMISSIONS, ROLE_ORDER, ROLE_PERMISSIONS, type Permission } from './permissions';
+import { can, PERMISSIONS, ROLE_PERMISSIONS, type Permission, type Role } from './permissions';
 import { authenticate, type Principal } from './principal';
 import { ROUTE_RULES, type RouteKey } from './route-rules';
 
@@ -16,7 +16,7 @@ export function unauthenticated(): AuthError {
 }
 
 export function forbidden(principal: Principal, permission: Permission): AuthError {
-  const roles = ROLE_ORDER.filter((role) => ROLE_PERMISSIONS[role].includes(permission));
+  const roles = (Object.keys(ROLE_PERMISSIONS) as Role[]).filter((role) => ROLE_PERMISSIONS[role].includes(permission));
   return new AuthError(403, 'forbidden', `${principal.name} (${principal.role}) may not ${PERMISSIONS[permission]}: that needs the role ${roles.join(' or ')}.`);
 }
 

@@ -6,6 +6,7 @@ import { apiTokenView, listApiTokens, revokeApiToken, type ApiTokenView } from '
 import { countAdmins, createUser, findUserById, listUsers, updateUser, updateUserUnlessLastAdmin, userView, type UserView } from '../db/users';
 import type { Store } from '../db/store';
 import { ROLES } from '../config/auth-schema';
+import { TOKEN_ROLES } from '../domain/roles';
 import { hashPassword, passwordProblem } from './password';
 import type { Principal } from './principal';
 import { createToken } from './tokens';
@@ -29,7 +30,7 @@ export const newUserBody = z.strictObject({ name: userName, role: z.enum(ROLES),
 export const userChangeBody = z.strictObject({ role: z.enum(ROLES).optional(), disabled: z.boolean().optional(), password: password.optional() });
 export const newTokenBody = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._@:-]{0,99}$/, { error: 'expected 1-100 letters, digits, ".", "_", "@", ":" or "-"' }),
-  role: z.enum(ROLES),
+  role: z.enum(TOKEN_ROLES, { error: 'expected "viewer", "operator", "admin" or "reporter"' }),
   /** Days until it expires; null or absent: never. */
   expiresInDays: z.number().int().min(1).max(3650).nullable().optional(),
 });

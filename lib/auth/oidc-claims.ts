@@ -1,6 +1,6 @@
 // From an OIDC provider's claims to a Leasehold user: a name, an email, the groups and the
 // role they give. Pure: no I/O.
-import type { OidcConfig, Role } from '../config/auth-schema';
+import type { OidcConfig, PersonRole as Role } from '../config/auth-schema';
 
 /** Highest first: the first role whose group list meets the user's groups wins. */
 const ROLES_HIGHEST_FIRST: readonly Role[] = ['admin', 'operator', 'viewer'];

@@ -7,7 +7,7 @@
 // its signing keys, as openid-client caches them) is fetched once per process and client
 // configuration; a failed discovery is not kept, so the next sign-in tries again.
 import * as client from 'openid-client';
-import type { OidcConfig, Role } from '../config/auth-schema';
+import type { OidcConfig, PersonRole as Role } from '../config/auth-schema';
 import { emailFrom, groupsFrom, nameFrom, roleForGroups } from './oidc-claims';
 import { callbackError, discoveryError, OidcError, userinfoError } from './oidc-errors';
 import { isSafeReturnTo, PENDING_MAX_AGE_MS, type OidcPending } from './oidc-pending';

@@ -30,6 +30,8 @@ export const ROUTE_RULES = {
   // The demo's webhook receiver: public as any receiver is; it keeps only what its signature proves.
   'POST /api/v1/demo/inbox': 'public',
   'GET /metrics': 'read',
+  // Holders' own timings and claims (lib/lease's reporter): reporter tokens, and only that.
+  'POST /api/v1/telemetry': 'telemetry:report',
   // Acting. Force on an unfenced lease needs lease:force-unfenced on top (lib/admin).
   'POST /api/v1/leases/[...path]': 'lease:force',
   'POST /api/v1/demo': 'demo:control',

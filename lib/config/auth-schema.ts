@@ -2,7 +2,7 @@
 // sign-in lasts, and the optional OIDC provider (lib/auth/oidc.ts). Messages that begin
 // with "expected" are used as they are by issues.ts.
 import { z } from 'zod';
-import { ROLES, type Role } from '../domain/roles';
+import { ROLES, type PersonRole, type Role } from '../domain/roles';
 
 const role = z.enum(ROLES, { error: 'expected "viewer", "operator" or "admin"' });
 
@@ -53,7 +53,7 @@ export const authSchema = z
   })
   .prefault({});
 
-export type { Role };
+export type { PersonRole, Role };
 export { ROLES };
 export type AuthConfig = z.output<typeof authSchema>;
 export type OidcConfig = z.output<typeof oidcSchema>;

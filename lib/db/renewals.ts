@@ -2,12 +2,18 @@
 // margin) and the per-minute rollups, since a time.
 import { ms } from './lease-views';
 import type { Store } from './store';
+import { readHolderReports } from './telemetry';
+import { systemClock } from '../time/clock';
+
+/** Holder reports are kept a day when no `since` is asked for. */
+const HOLDER_REPORTS_DEFAULT_MS = 24 * 3_600_000;
 
 /** The renewal samples and per-minute rollups of a lease, oldest first, since `since` (all kept when absent). */
 export async function readLeaseRenewals(store: Store, leaseId: string, since?: Date) {
-  const [samples, rollups] = await Promise.all([
+  const [samples, rollups, holders] = await Promise.all([
     store.prisma.renewalSample.findMany({ where: { leaseId, ...(since ? { at: { gte: since } } : {}) }, orderBy: { seq: 'asc' } }),
     store.prisma.renewalRollup.findMany({ where: { leaseId, ...(since ? { minute: { gte: since } } : {}) }, orderBy: { minute: 'asc' } }),
+    readHolderReports(store, leaseId, since ?? new Date(systemClock.wall() - HOLDER_REPORTS_DEFAULT_MS)),
   ]);
   return {
     samples: samples.map((s) => ({
@@ -31,5 +37,6 @@ export async function readLeaseRenewals(store: Store, leaseId: string, since?: D
       marginP99: Number(r.marginP99),
       marginMax: Number(r.marginMax),
     })),
+    holders,
   };
 }

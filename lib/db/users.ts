@@ -1,6 +1,6 @@
 // The User table: local users (scrypt password) and users who sign in by OIDC.
 import { randomUUID } from 'node:crypto';
-import type { Role } from '../domain/roles';
+import type { PersonRole as Role } from '../domain/roles';
 import type { Store } from './store';
 import type { UserView } from '../domain/schemas/accounts';
 import { systemClock } from '../time/clock';

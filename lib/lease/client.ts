@@ -132,9 +132,7 @@ export function createLeaseClient(options: LeaseClientOptions | ({ backend: Leas
       );
     },
 
-    inspect(key, options) {
-      return backend.inspect(key, options);
-    },
+    inspect: (key, options) => backend.inspect(key, options),
 
     campaign(key, { holder, ttlMs }) {
       checkTtl(ttlMs);
@@ -143,9 +141,7 @@ export function createLeaseClient(options: LeaseClientOptions | ({ backend: Leas
       return timedCandidacy(candidacy, timed, key, recorded, validMsOf(ttlMs));
     },
 
-    close() {
-      return backend.close();
-    },
+    close: () => backend.close(),
   };
 }
 

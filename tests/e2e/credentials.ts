@@ -11,10 +11,10 @@ import type { StoreConfig } from '../../lib/config';
 import { revokeApiToken } from '../../lib/db/api-tokens';
 import { openStore } from '../../lib/db/store';
 import { createUser } from '../../lib/db/users';
-import type { Role } from '../../lib/domain/roles';
+import type { PersonRole, Role } from '../../lib/domain/roles';
 
 export type Credentials = {
-  users: Record<Role, { name: string; password: string }>;
+  users: Record<PersonRole, { name: string; password: string }>;
   tokens: Record<Role | 'expired' | 'revoked', string>;
 };
 
@@ -31,6 +31,8 @@ export async function seedCredentials(store: StoreConfig, port: number | string)
       users[role] = { name: `e2e-${role}`, password };
       tokens[role] = (await createToken(opened, { name: `e2e-${role}`, role, expiresAt: null, userId: null, createdBy: 'e2e' })).token;
     }
+    // A reporter: posts telemetry, and nothing else.
+    tokens.reporter = (await createToken(opened, { name: 'e2e-reporter', role: 'reporter', expiresAt: null, userId: null, createdBy: 'e2e' })).token;
     tokens.expired = (await createToken(opened, { name: 'e2e-expired', role: 'admin', expiresAt: new Date(Date.now() - 1_000), userId: null, createdBy: 'e2e' })).token;
     tokens.revoked = (await createToken(opened, { name: 'e2e-revoked', role: 'admin', expiresAt: null, userId: null, createdBy: 'e2e' })).token;
     await revokeApiToken(opened, 'e2e-revoked', new Date());

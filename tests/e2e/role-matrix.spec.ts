@@ -1,5 +1,6 @@
 // Every route handler and page of app/, found from the files, called as every kind of caller:
-// nobody, a viewer, an operator and an admin (by token and by cookie), an expired token, a
+// nobody, a viewer, an operator and an admin (by token and by cookie), a reporter (a token
+// that may only post telemetry), an expired token, a
 // revoked token, and a cookie-signed request from another origin. What each may do is
 // lib/auth/route-rules.ts: a route or method without a rule there fails this test, and so does
 // a rule that no longer names a route. Runs against the postgres server, which has no
@@ -10,7 +11,7 @@ import { expect, test } from '@playwright/test';
 import { POSTGRES_URL } from '../../playwright.config';
 import { ROUTE_RULES, type Rule } from '../../lib/auth/route-rules';
 import { can } from '../../lib/auth/permissions';
-import type { Role } from '../../lib/domain/roles';
+import type { PersonRole, Role } from '../../lib/domain/roles';
 import { credentials } from './credentials';
 
 const APP = path.resolve('app');
@@ -78,7 +79,7 @@ test.describe('the role matrix', () => {
     test.setTimeout(240_000);
     const creds = credentials(POSTGRES_URL);
     // Each sign-in on its own (no cookie jar): a sign-in ends the session its request carried.
-    const cookieOf = async (role: Role) => {
+    const cookieOf = async (role: PersonRole) => {
       const response = await fetch(`${POSTGRES_URL}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(creds.users[role]) });
       expect(response.status, `sign-in as ${role}`).toBe(200);
       return /^[^;]+/.exec(response.headers.get('set-cookie')!)![0];
@@ -87,7 +88,7 @@ test.describe('the role matrix', () => {
       { name: 'anonymous', role: null, headers: {}, cookie: false, valid: true },
       { name: 'expired token', role: null, headers: { Authorization: `Bearer ${creds.tokens.expired}` }, cookie: false, valid: false },
       { name: 'revoked token', role: null, headers: { Authorization: `Bearer ${creds.tokens.revoked}` }, cookie: false, valid: false },
-      ...(['viewer', 'operator', 'admin'] as const).map((role) => ({ name: `${role} token`, role, headers: { Authorization: `Bearer ${creds.tokens[role]}` }, cookie: false, valid: true })),
+      ...(['viewer', 'operator', 'admin', 'reporter'] as const).map((role) => ({ name: `${role} token`, role, headers: { Authorization: `Bearer ${creds.tokens[role]}` }, cookie: false, valid: true })),
     ];
     for (const role of ['viewer', 'operator', 'admin'] as const) {
       const cookie = await cookieOf(role);

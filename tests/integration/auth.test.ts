@@ -17,7 +17,7 @@ import { FAILURES_PER_ADDRESS, FAILURES_PER_USER, signIn } from '../../lib/auth/
 import { createToken, tokenPrincipal } from '../../lib/auth/tokens';
 import { type Config } from '../../lib/config';
 import { loadAppConfig } from '../../lib/root';
-import { authSchema, type Role } from '../../lib/config/auth-schema';
+import { authSchema, type PersonRole as Role } from '../../lib/config/auth-schema';
 import { revokeApiToken } from '../../lib/db/api-tokens';
 import { deleteUserSessions, insertSession } from '../../lib/db/sessions';
 import { openStore, type Store } from '../../lib/db/store';

@@ -13,7 +13,7 @@ import { expect } from 'vitest';
 import type { Principal } from '../../lib/auth/principal';
 import { forceBody, type ForceBody } from '../../lib/admin/force-request';
 import type { SourceConfig } from '../../lib/config';
-import type { Role } from '../../lib/config/auth-schema';
+import type { PersonRole } from '../../lib/config/auth-schema';
 import { listAudit, type AuditRow } from '../../lib/db/audit';
 import { readLeaseView } from '../../lib/db/leases';
 import type { Store } from '../../lib/db/store';
@@ -29,7 +29,7 @@ export const CLOSED_PORT_URL = 'redis://127.0.0.1:1';
 
 const ADDRESS = '203.0.113.9';
 /** A principal as lib/auth/principal.ts makes one (signed in by password, or by API token). */
-export function principal(role: Role, method: Principal['method'] = 'password'): Principal {
+export function principal(role: PersonRole, method: Principal['method'] = 'password'): Principal {
   const name = { viewer: 'vera', operator: 'olga', admin: 'adam' }[role];
   return { name, role, method, userId: method === 'password' ? `u-${name}` : null, tokenId: method === 'token' ? `t-${name}` : null, sessionId: null, address: ADDRESS };
 }

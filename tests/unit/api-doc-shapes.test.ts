@@ -24,6 +24,7 @@ import {
   renewalsSchema,
   sourcesSchema,
   sourceViewSchema,
+  telemetryBodySchema,
 } from '../../lib/domain/schemas';
 import { streamHelloSchema } from '../../lib/live/messages';
 
@@ -90,6 +91,7 @@ const EXPECTED: [heading: string, schema: z.ZodType][] = [
   ['POST /api/v1/leases/{id}/force-expire, POST /api/v1/leases/{id}/force-release', forceDoneSchema],
   ['POST /api/v1/leases/{id}/force-expire, POST /api/v1/leases/{id}/force-release', forceDryRunSchema],
   ['POST /api/v1/leases/{id}/force-expire, POST /api/v1/leases/{id}/force-release', forceChangedSchema],
+  ['POST /api/v1/telemetry', telemetryBodySchema],
   ['GET /api/v1/failovers', failoverPageSchema],
   ['GET /api/v1/sources', sourcesSchema],
   ['GET /api/v1/audit', auditPageSchema],

@@ -1,7 +1,7 @@
 // Users, API tokens and sign-in answers as the API shows them (docs/api.md "Users and tokens",
 // "Signing in"): never a password hash, a token or its hash (but the new token, once).
 import { z } from 'zod';
-import { ROLES } from '../roles';
+import { ROLES, TOKEN_ROLES } from '../roles';
 import { isoTime } from './lease';
 
 export const userViewSchema = z.object({
@@ -16,7 +16,7 @@ export const userViewSchema = z.object({
 export const apiTokenViewSchema = z.object({
   id: z.string(),
   name: z.string(),
-  role: z.enum(ROLES),
+  role: z.enum(TOKEN_ROLES),
   /** Its first 10 characters. */
   prefix: z.string(),
   /** The user it belongs to, or null. */

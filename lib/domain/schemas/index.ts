@@ -7,3 +7,4 @@ export * from './webhooks';
 export * from './accounts';
 export * from './demo';
 export * from './source-panel';
+export * from './telemetry';

@@ -132,6 +132,29 @@ export const renewalRollupSchema = z.object({
   marginMax: durationMs,
 });
 
+/** What one holder reported of a lease (POST /api/v1/telemetry): its last claim and its timings per minute. */
+export const holderTimingsSchema = z.object({
+  holder: text,
+  /** Whether the holder, at its last report, believed it held the lease. */
+  claims: z.boolean(),
+  token: tokenText.nullable(),
+  /** Since when it has claimed without a break; null while it does not. */
+  claimsSince: isoTime.nullable(),
+  reportedAt: isoTime,
+  minutes: z.array(
+    z.object({
+      minute: isoTime,
+      count: z.number(),
+      failed: z.number(),
+      rttAvgMs: z.number(),
+      rttMaxMs: z.number(),
+      /** null when none of the minute's renewals said how late it ran. */
+      lateAvgMs: z.number().nullable(),
+      lateMaxMs: z.number().nullable(),
+    }),
+  ),
+});
+
 export type Candidate = z.infer<typeof candidateSchema>;
 export type LeaseView = z.infer<typeof leaseViewSchema>;
 export type LeaseEventView = z.infer<typeof leaseEventViewSchema>;
@@ -140,3 +163,4 @@ export type SourceStatusMessage = z.infer<typeof sourceStatusSchema>;
 export type SourceView = z.infer<typeof sourceViewSchema>;
 export type RenewalSample = z.infer<typeof renewalSampleSchema>;
 export type RenewalRollup = z.infer<typeof renewalRollupSchema>;
+export type HolderTimings = z.infer<typeof holderTimingsSchema>;

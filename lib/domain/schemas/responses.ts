@@ -4,9 +4,9 @@
 // test parses docs/api.md's examples with them (tests/unit/api-doc-shapes.test.ts).
 import { z } from 'zod';
 import { AUTH_METHODS } from '../audit';
-import { ROLES } from '../roles';
+import { TOKEN_ROLES } from '../roles';
 import { auditEntrySchema } from './audit';
-import { failoverViewSchema, isoTime, leaseEventViewSchema, leaseViewSchema, renewalRollupSchema, renewalSampleSchema, sourceViewSchema, tokenText } from './lease';
+import { failoverViewSchema, holderTimingsSchema, isoTime, leaseEventViewSchema, leaseViewSchema, renewalRollupSchema, renewalSampleSchema, sourceViewSchema, tokenText } from './lease';
 
 /** An error (docs/api.md "Errors"): a code and a sentence for people. */
 export const apiErrorSchema = z.object({ error: z.string(), message: z.string() });
@@ -31,7 +31,12 @@ export const leaseDetailSchema = leaseViewSchema.extend({
 export const eventPageSchema = z.object({ events: z.array(leaseEventViewSchema), next: z.string().nullable() });
 
 /** GET /api/v1/leases/{id}/renewals */
-export const renewalsSchema = z.object({ samples: z.array(renewalSampleSchema), rollups: z.array(renewalRollupSchema) });
+export const renewalsSchema = z.object({
+  samples: z.array(renewalSampleSchema),
+  rollups: z.array(renewalRollupSchema),
+  /** What holders reported themselves (lib/lease's reporter), beside what the backend showed. */
+  holders: z.array(holderTimingsSchema),
+});
 
 /** GET /api/v1/leases/{...path}: one of the three, by the path. */
 export const leasePathSchema = z.union([leaseDetailSchema, eventPageSchema, renewalsSchema]);
@@ -76,7 +81,7 @@ export const forceChangedSchema = apiErrorSchema.extend({
 export const principalSchema = z.object({
   signedIn: z.boolean(),
   name: z.string().nullable(),
-  role: z.enum(ROLES).nullable(),
+  role: z.enum(TOKEN_ROLES).nullable(),
   method: z.enum(AUTH_METHODS).nullable(),
 });
 

@@ -1,0 +1,108 @@
+// Holder-side telemetry in the store: POST /api/v1/telemetry's reports, rolled up per lease,
+// holder and minute (HolderRollup), and each holder's last claim on a lease (HolderClaim).
+// A request is stored whole or not at all: every lease it names must be one this Leasehold
+// observes, checked before anything is written, and the writes share one transaction.
+import { holderMinutes, lastClaims, renewalOutsideWindow, TelemetryRefusedError, unknownLease } from '../domain/holder-telemetry';
+import type { TelemetryBody } from '../domain/schemas/telemetry';
+import type { Store } from './store';
+
+export async function storeTelemetry(store: Store, body: TelemetryBody, now: Date): Promise<{ reports: number; renewals: number }> {
+  const outside = renewalOutsideWindow(body.reports, now.getTime());
+  if (outside) throw new TelemetryRefusedError('invalid_time', `${outside}. Nothing of this request was stored.`);
+
+  const ids = [...new Set(body.reports.map((report) => report.lease))];
+  const known = new Set(
+    (await store.prisma.lease.findMany({ where: { id: { in: ids } }, select: { id: true } })).map((lease) => lease.id),
+  );
+  const unknown = body.reports.map((report, index) => ({ index, lease: report.lease })).filter((report) => !known.has(report.lease));
+  if (unknown.length > 0) {
+    const distinct = new Set(unknown.map((report) => report.lease)).size;
+    throw unknownLease(unknown[0]!.index, unknown[0]!.lease, distinct - 1);
+  }
+
+  const minutes = holderMinutes(body.reports);
+  const claims = lastClaims(body.reports).map((report) => ({ leaseId: report.lease, holder: report.holder, claims: report.claims, token: report.token }));
+  const at = now.toISOString();
+  try {
+    await store.transaction(async (sql) => {
+      if (minutes.length > 0) {
+        await sql.query(
+          `INSERT INTO "HolderRollup" ("leaseId", holder, minute, count, failed, "rttSumMs", "rttMaxMs", "lateCount", "lateSumMs", "lateMaxMs")
+           SELECT x."leaseId", x.holder, x.minute::timestamptz, x.count, x.failed, x."rttSumMs", x."rttMaxMs", x."lateCount", x."lateSumMs", x."lateMaxMs"
+             FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, holder text, minute text, count int, failed int, "rttSumMs" float8, "rttMaxMs" float8,
+                                                      "lateCount" int, "lateSumMs" float8, "lateMaxMs" float8)
+           ON CONFLICT ("leaseId", holder, minute) DO UPDATE SET
+             count = "HolderRollup".count + EXCLUDED.count,
+             failed = "HolderRollup".failed + EXCLUDED.failed,
+             "rttSumMs" = "HolderRollup"."rttSumMs" + EXCLUDED."rttSumMs",
+             "rttMaxMs" = GREATEST("HolderRollup"."rttMaxMs", EXCLUDED."rttMaxMs"),
+             "lateCount" = "HolderRollup"."lateCount" + EXCLUDED."lateCount",
+             "lateSumMs" = "HolderRollup"."lateSumMs" + EXCLUDED."lateSumMs",
+             "lateMaxMs" = GREATEST("HolderRollup"."lateMaxMs", EXCLUDED."lateMaxMs")`,
+          [JSON.stringify(minutes.map((m) => ({ ...m, minute: m.minute.toISOString() })))],
+        );
+      }
+      // The claim: since when a holder has claimed without a break survives reports that
+      // go on claiming, and ends with the first that does not.
+      await sql.query(
+        `INSERT INTO "HolderClaim" ("leaseId", holder, claims, token, "claimsSince", "reportedAt")
+         SELECT x."leaseId", x.holder, x.claims, x.token::numeric, CASE WHEN x.claims THEN $2::timestamptz END, $2::timestamptz
+           FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, holder text, claims boolean, token text)
+         ON CONFLICT ("leaseId", holder) DO UPDATE SET
+           claims = EXCLUDED.claims,
+           token = EXCLUDED.token,
+           "claimsSince" = CASE WHEN EXCLUDED.claims THEN COALESCE("HolderClaim"."claimsSince", EXCLUDED."claimsSince") END,
+           "reportedAt" = EXCLUDED."reportedAt"`,
+        [JSON.stringify(claims), at],
+      );
+    });
+  } catch (error) {
+    // The lease was forgotten (its source removed) between the check and the write.
+    if ((error as { code?: string }).code === '23503') {
+      throw new TelemetryRefusedError('unknown_lease', 'A lease in this request stopped being observed while it was stored. Nothing of this request was stored.');
+    }
+    throw error;
+  }
+  return { reports: body.reports.length, renewals: minutes.reduce((sum, m) => sum + m.count, 0) };
+}
+
+export type HolderReportView = {
+  holder: string;
+  claims: boolean;
+  token: string | null;
+  claimsSince: string | null;
+  reportedAt: string;
+  minutes: { minute: string; count: number; failed: number; rttAvgMs: number; rttMaxMs: number; lateAvgMs: number | null; lateMaxMs: number | null }[];
+};
+
+/** What holders reported of one lease since `since`: each holder's last claim and its per-minute timings, oldest first. */
+export async function readHolderReports(store: Store, leaseId: string, since: Date): Promise<HolderReportView[]> {
+  const [claims, rollups] = await Promise.all([
+    store.prisma.holderClaim.findMany({ where: { leaseId }, orderBy: { reportedAt: 'desc' }, take: 50 }),
+    store.prisma.holderRollup.findMany({ where: { leaseId, minute: { gte: since } }, orderBy: { minute: 'asc' }, take: 5_000 }),
+  ]);
+  const round = (value: number) => Math.round(value * 10) / 10;
+  const views = new Map<string, HolderReportView>();
+  for (const claim of claims) {
+    views.set(claim.holder, {
+      holder: claim.holder,
+      claims: claim.claims,
+      token: claim.token === null ? null : claim.token.toFixed(0),
+      claimsSince: claim.claimsSince?.toISOString() ?? null,
+      reportedAt: claim.reportedAt.toISOString(),
+      minutes: [],
+    });
+  }
+  for (const row of rollups) {
+    views.get(row.holder)?.minutes.push({
+      minute: row.minute.toISOString(),
+      count: row.count,
+      failed: row.failed,
+      rttAvgMs: row.count > 0 ? round(row.rttSumMs / row.count) : 0,
+      rttMaxMs: round(row.rttMaxMs),
+      lateAvgMs: row.lateCount > 0 ? round(row.lateSumMs / row.lateCount) : null,
+      lateMaxMs: row.lateCount > 0 ? round(row.lateMaxMs) : null,
+    });
+  }
+  return [...views.values()];
+}

@@ -1,0 +1,78 @@
+// Holder telemetry in the store (lib/db/telemetry.ts), on both kinds of store: renewals add up
+// per lease, holder and minute across requests; a claim keeps since when it has held without
+// a break and ends with the first report that does not claim; a request naming an unknown
+// lease or a time outside the window stores nothing; a lease forgotten takes its reports along.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TelemetryRefusedError } from '../../lib/domain/holder-telemetry';
+import { openStore, type Store } from '../../lib/db/store';
+import { readHolderReports, storeTelemetry } from '../../lib/db/telemetry';
+import { telemetryBodySchema, type TelemetryBody } from '../../lib/domain/schemas';
+import { STORE_KINDS, type TestDatabase } from '../support/databases';
+
+const NOW = new Date('2026-12-06T03:00:30.000Z');
+const body = (reports: object[]): TelemetryBody => telemetryBodySchema.parse({ reports });
+const renewal = (at: string, rttMs: number, lateMs: number | null, ok = true) => ({ at, rttMs, lateMs, ok });
+
+describe.each(STORE_KINDS)('holder telemetry in the store: $kind', ({ create }) => {
+  let db: TestDatabase;
+  let store: Store;
+  const leaseId = 'redis-main/lock:order:42';
+
+  beforeAll(async () => {
+    db = await create();
+    store = await openStore(db.storeConfig());
+    await store.prisma.source.create({ data: { name: 'redis-main', backend: 'redis' } });
+    for (const id of [leaseId, 'redis-main/lock:order:43']) {
+      await store.prisma.lease.create({ data: { id, sourceName: 'redis-main', backend: 'redis', kind: 'lock', key: id.slice('redis-main/'.length), state: 'held', observedAt: NOW } });
+    }
+  });
+  afterAll(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+
+  it('adds renewals up per holder and minute across requests, keeps the maxima, and tells a late renewal from one that did not say', async () => {
+    const first = await storeTelemetry(
+      store,
+      body([{ lease: leaseId, holder: 'w-1:aa', token: '18446744073709551621', claims: true, renewals: [renewal('2026-12-06T02:59:10.000Z', 2, 0), renewal('2026-12-06T03:00:05.000Z', 4, 1_200)] }]),
+      NOW,
+    );
+    expect(first).toEqual({ reports: 1, renewals: 2 });
+    await storeTelemetry(store, body([{ lease: leaseId, holder: 'w-1:aa', token: '18446744073709551621', claims: true, renewals: [renewal('2026-12-06T03:00:20.000Z', 9, null, false)] }]), NOW);
+
+    const [holder] = await readHolderReports(store, leaseId, new Date('2026-12-06T02:00:00Z'));
+    expect(holder).toMatchObject({ holder: 'w-1:aa', claims: true, token: '18446744073709551621', claimsSince: NOW.toISOString() });
+    expect(holder!.minutes).toEqual([
+      { minute: '2026-12-06T02:59:00.000Z', count: 1, failed: 0, rttAvgMs: 2, rttMaxMs: 2, lateAvgMs: 0, lateMaxMs: 0 },
+      { minute: '2026-12-06T03:00:00.000Z', count: 2, failed: 1, rttAvgMs: 6.5, rttMaxMs: 9, lateAvgMs: 1_200, lateMaxMs: 1_200 },
+    ]);
+  });
+
+  it('keeps since when a holder claims while it goes on claiming, and ends the claim with the first report that does not', async () => {
+    const later = new Date(NOW.getTime() + 20_000);
+    await storeTelemetry(store, body([{ lease: leaseId, holder: 'w-1:aa', token: '18446744073709551621', claims: true, renewals: [] }]), later);
+    expect((await readHolderReports(store, leaseId, NOW))[0]).toMatchObject({ claims: true, claimsSince: NOW.toISOString(), reportedAt: later.toISOString() });
+    await storeTelemetry(store, body([{ lease: leaseId, holder: 'w-1:aa', token: null, claims: false, renewals: [] }]), later);
+    expect((await readHolderReports(store, leaseId, NOW))[0]).toMatchObject({ claims: false, claimsSince: null, token: null });
+    // Two holders of one lease are kept apart.
+    await storeTelemetry(store, body([{ lease: leaseId, holder: 'w-2:bb', token: '7', claims: true, renewals: [] }]), later);
+    expect((await readHolderReports(store, leaseId, NOW)).map((h) => `${h.holder} ${h.claims}`).sort()).toEqual(['w-1:aa false', 'w-2:bb true']);
+  });
+
+  it('stores nothing of a request that names an unknown lease, or a renewal outside the time window', async () => {
+    const other = 'redis-main/lock:order:43';
+    const good = { lease: other, holder: 'w-3:cc', token: '1', claims: true, renewals: [renewal('2026-12-06T03:00:00.000Z', 1, 0)] };
+    const unknown = storeTelemetry(store, body([good, { ...good, lease: 'redis-main/lock:order:999' }]), NOW);
+    await expect(unknown).rejects.toBeInstanceOf(TelemetryRefusedError);
+    await expect(unknown).rejects.toMatchObject({ code: 'unknown_lease', message: expect.stringMatching(/^reports\[1\]\.lease: no lease "redis-main\/lock:order:999"/) });
+    const old = storeTelemetry(store, body([good, { ...good, renewals: [renewal('2026-12-04T03:00:00.000Z', 1, 0)] }]), NOW);
+    await expect(old).rejects.toMatchObject({ code: 'invalid_time', message: expect.stringMatching(/^reports\[1\]\.renewals\[0\]\.at/) });
+    expect(await readHolderReports(store, other, new Date(0))).toEqual([]);
+  });
+
+  it('a lease that is forgotten takes its holders\' reports with it', async () => {
+    await store.prisma.lease.delete({ where: { id: leaseId } });
+    expect(await readHolderReports(store, leaseId, new Date(0))).toEqual([]);
+    expect(await store.prisma.holderRollup.count({ where: { leaseId } })).toBe(0);
+  });
+});
