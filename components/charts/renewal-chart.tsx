@@ -37,7 +37,7 @@ function LateMinuteDot(props: DotItemDotProps) {
 }
 
 /** Round ticks from 0 to at least `max`: steps of 1, 2, 2.5 or 5 times a power of ten (0, 500, 1000...), not 0, 538, 1077... */
-function marginTicks(max: number): number[] {
+export function marginTicks(max: number): number[] {
   if (!(max > 0)) return [0, 1];
   const rough = max / 4;
   const power = 10 ** Math.floor(Math.log10(rough));

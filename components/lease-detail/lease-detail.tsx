@@ -3,6 +3,7 @@
 // over the chosen range: fencing tokens, renewals, holders and events.
 import Link from 'next/link';
 import { useMemo } from 'react';
+import { HolderChart } from '@/components/charts/holder-chart';
 import { RenewalChart } from '@/components/charts/renewal-chart';
 import type { ChartState } from '@/components/charts/chart-frame';
 import { formatTick } from '@/components/charts/time-axis';
@@ -219,6 +220,12 @@ function History({
             emptyMessage={renewalEmpty}
           />
         </div>
+        {/* Only for a lease whose holders report (POST /api/v1/telemetry): most do not. */}
+        {renewals.data && renewals.data.holders.length > 0 ? (
+          <div className="panel">
+            <HolderChart holders={renewals.data.holders} start={start} end={end} state={renewalsState} />
+          </div>
+        ) : null}
       </div>
       <div className={styles.section}>
         <HolderTimelineView
