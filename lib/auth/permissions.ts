@@ -43,7 +43,7 @@ export function can(role: Role | null, permission: Permission): boolean {
 
 /**
  * A user's token acts with at most its user's role: the lower of the two. A reporter token
- * stays a reporter (it may do nothing its user could not: it reads nothing).
+ * stays a reporter whatever its user: it reads and changes nothing, and only posts telemetry.
  */
 export function lowerRole(token: Role, user: PersonRole): Role {
   if (token === 'reporter') return token;

@@ -43,7 +43,7 @@ export async function storeTelemetry(store: Store, body: TelemetryBody, now: Dat
         );
       }
       // The claim: since when a holder has claimed without a break survives reports that
-      // go on claiming, and ends with the first that does not.
+      // go on claiming with the same token, and ends with the first that does not.
       await sql.query(
         `INSERT INTO "HolderClaim" ("leaseId", holder, claims, token, "claimsSince", "reportedAt")
          SELECT x."leaseId", x.holder, x.claims, x.token::numeric, CASE WHEN x.claims THEN $2::timestamptz END, $2::timestamptz
@@ -51,7 +51,12 @@ export async function storeTelemetry(store: Store, body: TelemetryBody, now: Dat
          ON CONFLICT ("leaseId", holder) DO UPDATE SET
            claims = EXCLUDED.claims,
            token = EXCLUDED.token,
-           "claimsSince" = CASE WHEN EXCLUDED.claims THEN COALESCE("HolderClaim"."claimsSince", EXCLUDED."claimsSince") END,
+           "claimsSince" = CASE
+             WHEN NOT EXCLUDED.claims THEN NULL
+             -- A claim on another grant (another token) is a new claim.
+             WHEN "HolderClaim".token IS NOT DISTINCT FROM EXCLUDED.token THEN COALESCE("HolderClaim"."claimsSince", EXCLUDED."claimsSince")
+             ELSE EXCLUDED."claimsSince"
+           END,
            "reportedAt" = EXCLUDED."reportedAt"`,
         [JSON.stringify(claims), at],
       );
@@ -77,10 +82,15 @@ export type HolderReportView = {
 
 /** What holders reported of one lease since `since`: each holder's last claim and its per-minute timings, oldest first. */
 export async function readHolderReports(store: Store, leaseId: string, since: Date): Promise<HolderReportView[]> {
-  const [claims, rollups] = await Promise.all([
-    store.prisma.holderClaim.findMany({ where: { leaseId }, orderBy: { reportedAt: 'desc' }, take: 50 }),
-    store.prisma.holderRollup.findMany({ where: { leaseId, minute: { gte: since } }, orderBy: { minute: 'asc' }, take: 5_000 }),
-  ]);
+  const claims = await store.prisma.holderClaim.findMany({ where: { leaseId }, orderBy: { reportedAt: 'desc' }, take: 50 });
+  // The newest minutes of those holders, at most 5,000 (a week of one holder's is 10,080).
+  const rollups = (
+    await store.prisma.holderRollup.findMany({
+      where: { leaseId, holder: { in: claims.map((claim) => claim.holder) }, minute: { gte: since } },
+      orderBy: { minute: 'desc' },
+      take: 5_000,
+    })
+  ).reverse();
   const round = (value: number) => Math.round(value * 10) / 10;
   const views = new Map<string, HolderReportView>();
   for (const claim of claims) {

@@ -205,7 +205,9 @@ function timer(backend: LeaseBackend, onTiming: LeaseClientCommonOptions['onTimi
     } catch (error) {
       const outcome = outcomeOf(error);
       if (outcome === 'lost') believe(id, null);
-      const claimUntil = beliefs.get(id) ?? null;
+      // Unknown is not lost: the belief stands, but only until its time runs out.
+      const until = beliefs.get(id);
+      const claimUntil = until !== undefined && until > monotonicNow() ? until : null;
       emit({ ...base, token: call.token, rttMs: monotonicNow() - sentAt, outcome, claims: claimUntil !== null, claimUntil, error: error instanceof Error ? error : new Error(String(error)) });
       throw error;
     }

@@ -62,6 +62,8 @@ export function leaseMetrics(options: LeaseMetricsOptions): LeaseTimingListener 
     registers,
   });
   const labels = new Set<string>();
+  /** The leases whose gauge was ever set: a refused acquire sets it to 0 only for those. */
+  const gauged = new Set<string>();
   const labelOf = (key: string) => {
     const label = leaseLabel(key);
     if (labels.has(label)) return label;
@@ -76,8 +78,10 @@ export function leaseMetrics(options: LeaseMetricsOptions): LeaseTimingListener 
     duration.observe({ backend, call, outcome, lease }, timing.rttMs / 1000);
     if (timing.lateMs !== null) lateness.observe({ backend, lease }, timing.lateMs / 1000);
     if (outcome !== 'ok' && outcome !== 'busy') failures.inc({ backend, call, outcome, lease });
-    // A refused acquire says nothing of a lease this process never held: only grants,
-    // renewals, releases and losses move the gauge.
-    if (outcome !== 'busy') claimed.set({ backend, lease }, timing.claims ? 1 : 0);
+    // A refused acquire says nothing of a lease this process never held; after it held one
+    // (an elector that stopped leading campaigns again), it says the claim is over.
+    if (outcome === 'busy' && !gauged.has(lease)) return;
+    gauged.add(lease);
+    claimed.set({ backend, lease }, timing.claims ? 1 : 0);
   };
 }

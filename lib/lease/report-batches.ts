@@ -5,7 +5,7 @@ import type { LeaseTiming } from './timings';
 export type LeaseReporterStats = {
   /** Renewals Leasehold accepted. */
   sent: number;
-  /** Renewals dropped: refused by Leasehold (4xx) or pushed out while it could not be reached. */
+  /** Renewals dropped: refused by Leasehold (4xx), pushed out while it could not be reached, or unreportable. */
   dropped: number;
   /** Renewals waiting for the next flush. */
   pending: number;
@@ -13,12 +13,16 @@ export type LeaseReporterStats = {
   failedPosts: number;
 };
 
-
-/** The endpoint's own limits (docs/api.md, POST /api/v1/telemetry): renewals in one request, and its body's size. */
+/** The endpoint's own limits (docs/api.md, POST /api/v1/telemetry). */
 export const TELEMETRY_MAX_RENEWALS = 1_000;
+export const TELEMETRY_MAX_REPORTS = 1_000;
 export const TELEMETRY_MAX_BYTES = 1_000_000;
+const MAX_LEASE_CHARS = 20_000;
+const MAX_HOLDER_CHARS = 1_024;
 /** Room kept below TELEMETRY_MAX_BYTES for what an estimate misses. */
 const BATCH_BYTES = 900_000;
+/** The endpoint takes renewals of the last day; older ones are dropped here, with room for clock skew. */
+const MAX_RENEWAL_AGE_MS = 23 * 3_600_000;
 
 export type ReportedRenewal = { at: string; rttMs: number; lateMs: number | null; ok: boolean };
 export type TelemetryReport = { lease: string; holder: string; token: string | null; claims: boolean; renewals: ReportedRenewal[] };
@@ -35,6 +39,7 @@ type Entry = {
 
 const round1 = (ms: number) => Math.round(ms * 10) / 10;
 const entryId = (holder: string, lease: string) => `${holder}\u0000${lease}`;
+const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
 /**
  * What waits to be sent: per holder and lease, its renewals and its claim; with the counts
@@ -43,11 +48,17 @@ const entryId = (holder: string, lease: string) => `${holder}\u0000${lease}`;
 export class Pending {
   readonly entries = new Map<string, Entry>();
   readonly stats: LeaseReporterStats = { sent: 0, dropped: 0, pending: 0, failedPosts: 0 };
+  /** Leases (with their holder) not to report until a time (wall ms): refused by Leasehold, or too long to send. */
+  private readonly muted = new Map<string, number>();
 
   constructor(private readonly maxPending: number) {}
 
   record(lease: string, timing: LeaseTiming) {
     const id = entryId(timing.holder, lease);
+    if (this.isMuted(id, timing.at.getTime())) {
+      if (timing.call === 'renew') this.stats.dropped += 1;
+      return;
+    }
     let entry = this.entries.get(id);
     if (!entry) {
       // A refused acquire by a holder that never held the lease is not worth a report.
@@ -61,6 +72,26 @@ export class Pending {
     entry.renewals.push({ at: timing.at.toISOString(), rttMs: round1(timing.rttMs), lateMs: timing.lateMs === null ? null : round1(timing.lateMs), ok: timing.outcome === 'ok' });
     this.stats.pending += 1;
     this.dropOldest();
+  }
+
+  /** Stops reporting a holder's lease until `until` (wall ms), dropping what is pending for it. */
+  mute(report: Pick<TelemetryReport, 'lease' | 'holder'>, until: number) {
+    const id = entryId(report.holder, report.lease);
+    if (this.muted.size >= 10_000) this.muted.clear(); // bounded: forgetting a mute only costs one more refusal
+    this.muted.set(id, until);
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.stats.pending -= entry.renewals.length;
+    this.stats.dropped += entry.renewals.length;
+    this.entries.delete(id);
+  }
+
+  private isMuted(id: string, now: number): boolean {
+    const until = this.muted.get(id);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.muted.delete(id);
+    return false;
   }
 
   /** Puts the renewals of a batch that could not be delivered back in front of their entries. */
@@ -80,23 +111,35 @@ export class Pending {
     this.dropOldest();
   }
 
-  /** Past maxPending, the oldest renewals go (the oldest is at the front of some entry). */
+  /**
+   * Past maxPending, the oldest renewals go. Each entry's renewals are in time order, so the
+   * oldest is at the front of some entry: drop from it while it stays the oldest.
+   */
   private dropOldest() {
     while (this.stats.pending > this.maxPending) {
       let oldest: Entry | undefined;
+      let runnerUp: string | undefined;
       for (const entry of this.entries.values()) {
-        if (entry.renewals.length > 0 && (!oldest || entry.renewals[0]!.at < oldest.renewals[0]!.at)) oldest = entry;
+        const head = entry.renewals[0]?.at;
+        if (head === undefined) continue;
+        if (!oldest || head < oldest.renewals[0]!.at) {
+          if (oldest) runnerUp = oldest.renewals[0]!.at;
+          oldest = entry;
+        } else if (runnerUp === undefined || head < runnerUp) runnerUp = head;
       }
       if (!oldest) return;
-      const removed = oldest.renewals.splice(0, Math.min(this.stats.pending - this.maxPending, oldest.renewals.length)).length;
-      this.stats.pending -= removed;
-      this.stats.dropped += removed;
+      let removed = 0;
+      while (this.stats.pending - removed > this.maxPending && oldest.renewals.length > removed && (runnerUp === undefined || oldest.renewals[removed]!.at <= runnerUp)) removed += 1;
+      oldest.renewals.splice(0, Math.max(1, removed));
+      this.stats.pending -= Math.max(1, removed);
+      this.stats.dropped += Math.max(1, removed);
     }
   }
 
   /** The batches to send now, each within the endpoint's limits; the renewals leave their entries. */
-  take(now: number, onError: (error: Error) => void): TelemetryReport[][] {
+  take(now: number, wallNow: number, onError: (error: Error) => void): TelemetryReport[][] {
     const batcher = new Batcher();
+    const oldestKept = new Date(wallNow - MAX_RENEWAL_AGE_MS).toISOString();
     for (const [id, entry] of this.entries) {
       const claims = entry.claimUntil !== null && now < entry.claimUntil;
       if (!claims) entry.claimUntil = null;
@@ -104,40 +147,40 @@ export class Pending {
         this.entries.delete(id);
         continue;
       }
-      const renewals = entry.renewals.splice(0);
-      this.stats.pending -= renewals.length;
-      const head = { lease: entry.lease, holder: entry.holder, token: entry.token === null ? null : entry.token.toString(), claims };
-      if (!batcher.add(head, renewals)) {
-        // A lease id or holder this long cannot be reported within the endpoint's limit.
-        this.entries.delete(id);
-        this.stats.dropped += renewals.length;
-        onError(new Error(`the lease ${entry.lease.slice(0, 80)}... is too long to report; its renewals are dropped`));
+      if (entry.lease.length > MAX_LEASE_CHARS || entry.holder.length > MAX_HOLDER_CHARS) {
+        onError(new Error(`the lease ${entry.lease.slice(0, 80)}... (held by ${entry.holder.slice(0, 80)}) is longer than Leasehold takes; it is not reported`));
+        this.mute(entry, Number.POSITIVE_INFINITY);
         continue;
       }
+      const all = entry.renewals.splice(0);
+      this.stats.pending -= all.length;
+      // Leasehold takes renewals of the last day only: older ones (kept through a long outage) go.
+      const renewals = all.filter((renewal) => renewal.at >= oldestKept);
+      this.stats.dropped += all.length - renewals.length;
+      batcher.add({ lease: entry.lease, holder: entry.holder, token: entry.token === null ? null : entry.token.toString(), claims }, renewals);
       entry.reportedClaims = claims;
     }
     return batcher.done();
   }
 }
 
-/** Reports packed into requests of at most TELEMETRY_MAX_RENEWALS renewals and BATCH_BYTES, in order. */
+/** Reports packed into requests of at most 1,000 reports, 1,000 renewals and BATCH_BYTES, in order. */
 class Batcher {
   private readonly batches: TelemetryReport[][] = [];
   private batch: TelemetryReport[] = [];
   private renewals = 0;
   private bytes = 20;
 
-  /** Adds one report (split over requests when it must be); false when its head alone is too big. */
-  add(head: Omit<TelemetryReport, 'renewals'>, renewals: ReportedRenewal[]): boolean {
-    const headBytes = JSON.stringify(head).length + 20;
-    if (headBytes > BATCH_BYTES / 2) return false;
+  /** Adds one report, split over requests when it must be. */
+  add(head: Omit<TelemetryReport, 'renewals'>, renewals: ReportedRenewal[]) {
+    const headBytes = bytesOf(head) + 20;
     let from = 0;
     for (;;) {
-      if (this.renewals >= TELEMETRY_MAX_RENEWALS || this.bytes + headBytes > BATCH_BYTES) this.close();
+      if (this.batch.length >= TELEMETRY_MAX_REPORTS || this.renewals >= TELEMETRY_MAX_RENEWALS || this.bytes + headBytes > BATCH_BYTES) this.close();
       const part: ReportedRenewal[] = [];
       let bytes = headBytes;
       while (from < renewals.length && this.renewals + part.length < TELEMETRY_MAX_RENEWALS) {
-        const size = JSON.stringify(renewals[from]).length + 1;
+        const size = bytesOf(renewals[from]) + 1;
         if (this.bytes + bytes + size > BATCH_BYTES) break;
         part.push(renewals[from]!);
         bytes += size;
@@ -146,7 +189,7 @@ class Batcher {
       this.batch.push({ ...head, renewals: part });
       this.renewals += part.length;
       this.bytes += bytes;
-      if (from >= renewals.length) return true;
+      if (from >= renewals.length) return;
       this.close();
     }
   }
@@ -163,4 +206,3 @@ class Batcher {
     this.bytes = 20;
   }
 }
-

@@ -54,10 +54,10 @@ export type LeaseReporter = {
   close(): Promise<void>;
 };
 
-type PostAnswer = { outcome: 'sent' | 'refused' } | { outcome: 'failed'; reason: string };
+type PostAnswer = { outcome: 'sent' } | { outcome: 'refused'; status: number; said: string } | { outcome: 'failed'; reason: string };
 
 /** Posts one batch: sent, refused (dropped, said why), or failed with the reason (to be kept for later). */
-async function postBatch(endpoint: string, options: { token: string; timeoutMs: number }, batch: TelemetryReport[], stats: LeaseReporterStats, onError: (error: Error) => void): Promise<PostAnswer> {
+async function postBatch(endpoint: string, options: { token: string; timeoutMs: number }, batch: TelemetryReport[], stats: LeaseReporterStats): Promise<PostAnswer> {
   const count = batch.reduce((sum, report) => sum + report.renewals.length, 0);
   try {
     const response = await fetch(endpoint, {
@@ -73,17 +73,16 @@ async function postBatch(endpoint: string, options: { token: string; timeoutMs: 
     }
     stats.failedPosts += 1;
     const said = describeAnswer(text);
-    if (response.status >= 400 && response.status < 500 && response.status !== 429) {
-      stats.dropped += count;
-      onError(new Error(`Leasehold refused ${count} renewals (HTTP ${response.status}): ${said}; they are dropped`));
-      return { outcome: 'refused' };
-    }
+    if (response.status >= 400 && response.status < 500 && response.status !== 429) return { outcome: 'refused', status: response.status, said };
     return { outcome: 'failed', reason: `Leasehold answered HTTP ${response.status} (${said})` };
   } catch (error) {
     stats.failedPosts += 1;
     return { outcome: 'failed', reason: `Leasehold at ${endpoint} could not be reached: ${(error as Error).message}` };
   }
 }
+
+/** How long a lease Leasehold refused (422: not observed there) is left out of reports. */
+const REFUSED_LEASE_MUTE_MS = 60_000;
 
 export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporter {
   const endpoint = new URL('/api/v1/telemetry', options.url).toString();
@@ -96,16 +95,39 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
   let flushing: Promise<void> | null = null;
   let closed = false;
 
+  const count = (batch: TelemetryReport[]) => batch.reduce((sum, report) => sum + report.renewals.length, 0);
+  /** A refused batch is dropped, said why; a 422 (a lease not observed there) mutes that lease for a minute. */
+  const refused = (batch: TelemetryReport[], answer: { status: number; said: string }) => {
+    pending.stats.dropped += count(batch);
+    const reports = batch.length === 1 ? '1 report' : `${batch.length} reports`;
+    onError(new Error(`Leasehold refused ${reports} with ${count(batch)} renewals (HTTP ${answer.status}): ${answer.said}; they are dropped`));
+    if (answer.status === 422 && batch.length === 1) pending.mute(batch[0]!, Date.now() + REFUSED_LEASE_MUTE_MS);
+  };
+
   const flushNow = async () => {
-    const batches = pending.take(monotonicNow(), onError);
+    const batches = pending.take(monotonicNow(), Date.now(), onError);
     for (let i = 0; i < batches.length; i++) {
-      const answer = await postBatch(endpoint, post, batches[i]!, pending.stats, onError);
+      const batch = batches[i]!;
+      const answer = await postBatch(endpoint, post, batch, pending.stats);
       if (answer.outcome === 'failed') {
         // Leasehold is not answering: keep this batch and the rest for the next flush,
         // newest first, since each goes back in front of what is there.
         for (const rest of batches.slice(i).reverse()) pending.putBack(rest);
         onError(new Error(`${answer.reason}; ${pending.stats.pending} renewals are kept for the next flush`));
         return;
+      }
+      if (answer.outcome !== 'refused') continue;
+      if (answer.status !== 422 || batch.length === 1) {
+        refused(batch, answer);
+        continue;
+      }
+      // Leasehold refuses a request whole when one report names a lease it does not observe
+      // (yet, or any more): send the reports one by one, so that the others get through and
+      // only that lease is set aside.
+      for (const report of batch) {
+        const alone = await postBatch(endpoint, post, [report], pending.stats);
+        if (alone.outcome === 'refused') refused([report], alone);
+        else if (alone.outcome === 'failed') pending.putBack([report]);
       }
     }
   };
@@ -119,7 +141,10 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
     return current;
   };
 
-  const timer = setInterval(() => void flush().catch((error: Error) => onError(error)), options.flushEveryMs ?? 5_000);
+  // A tick while a flush still runs (a slow or hanging Leasehold) is skipped, not queued.
+  const timer = setInterval(() => {
+    if (flushing === null) void flush().catch((error: Error) => onError(error));
+  }, options.flushEveryMs ?? 5_000);
   timer.unref();
 
   return {

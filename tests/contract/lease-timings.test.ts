@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BackendUnavailableError,
   LeaseLostError,
   createLeaderElector,
   createLeaseClient,
@@ -18,6 +19,7 @@ import {
   type TelemetryReport,
 } from '../../lib/lease';
 import { backendsUnderTest, type BackendUnderTest } from '../support/lease-backends';
+import { startTcpProxy } from '../support/tcp-proxy';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const blockEventLoop = (ms: number) => {
@@ -112,6 +114,9 @@ describe('holder-side timings: an elector, prom-client and the reporter', () => 
   let receiverUrl: string;
   const posts: { reports: TelemetryReport[]; authorization: string | undefined }[] = [];
   let answer: { status: number; body: string } = { status: 202, body: '{"accepted":true}' };
+  /** When set, the answer to each request, from what it carries (instead of `answer`). */
+  let answerFor: ((reports: TelemetryReport[]) => { status: number; body: string }) | null = null;
+  const requests: TelemetryReport[][] = [];
 
   const bodyOf = async (request: IncomingMessage) => {
     const chunks: Buffer[] = [];
@@ -123,8 +128,11 @@ describe('holder-side timings: an elector, prom-client and the reporter', () => 
     await redis.setup();
     receiver = createServer((request, response) => {
       void bodyOf(request).then((body) => {
-        if (answer.status < 300) posts.push({ ...(JSON.parse(body) as { reports: TelemetryReport[] }), authorization: request.headers.authorization });
-        response.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
+        const { reports } = JSON.parse(body) as { reports: TelemetryReport[] };
+        requests.push(reports);
+        const given = answerFor ? answerFor(reports) : answer;
+        if (given.status < 300) posts.push({ reports, authorization: request.headers.authorization });
+        response.writeHead(given.status, { 'content-type': 'application/json' }).end(given.body);
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -228,7 +236,7 @@ describe('holder-side timings: an elector, prom-client and the reporter', () => 
     answer = { status: 400, body: '{"error":"reports[0].lease: no lease s/x is known"}' };
     await reporter.flush();
     expect(reporter.stats()).toMatchObject({ sent: 2_500, pending: 0, dropped: 10 });
-    expect(errors.at(-1)).toBe('Leasehold refused 10 renewals (HTTP 400): reports[0].lease: no lease s/x is known; they are dropped');
+    expect(errors.at(-1)).toBe('Leasehold refused 1 report with 10 renewals (HTTP 400): reports[0].lease: no lease s/x is known; they are dropped');
     await client.release(lease);
     answer = { status: 202, body: '{}' };
     await reporter.close();
@@ -252,5 +260,59 @@ describe('holder-side timings: an elector, prom-client and the reporter', () => 
     await client.release(lease);
     // close() tries once more and gives up without throwing.
     await reporter.close();
+  });
+
+  it('the reporter sends at most 1,000 reports a request, and when Leasehold refuses one lease (422) the others still get through and that lease is set aside', async () => {
+    posts.length = 0;
+    requests.length = 0;
+    const errors: string[] = [];
+    const reporter = createLeaseReporter({ url: receiverUrl, token: 't', source: 's', flushEveryMs: 60_000, onError: (e) => errors.push(e.message) });
+    const client = createLeaseClient({ ...redis.options(), onTiming: reporter.listener });
+    opened.push(client);
+    const prefix = redis.key('wide');
+    const leases = [];
+    for (let i = 0; i < 1_001; i++) leases.push((await client.acquire(`${prefix}:${i}`, { holder: 'h', ttlMs: 30_000 }))!);
+    const unknown = `s/${prefix}:7`;
+    answerFor = (reports) =>
+      reports.some((r) => r.lease === unknown)
+        ? { status: 422, body: JSON.stringify({ error: 'unknown_lease', message: `reports[0].lease: no lease "${unknown}" is observed by this Leasehold` }) }
+        : { status: 202, body: '{}' };
+    try {
+      await reporter.flush();
+      // 1,000 and 1; the first refused whole, then sent one by one: 999 taken, the unknown one refused.
+      expect(requests.slice(0, 2).map((r) => r.length)).toEqual([1_000, 1]);
+      expect(requests.every((r) => r.length <= 1_000)).toBe(true);
+      const taken = posts.flatMap((p) => p.reports.map((r) => r.lease));
+      expect(taken).toHaveLength(1_000);
+      expect(taken).not.toContain(unknown);
+      expect(errors).toEqual([expect.stringMatching(/^Leasehold refused 1 report with 0 renewals \(HTTP 422\): reports\[0\]\.lease: no lease/)]);
+      // Set aside: the next flush sends every other claimed lease again, not that one.
+      requests.length = 0;
+      await reporter.flush();
+      expect(requests.flat().map((r) => r.lease)).not.toContain(unknown);
+      expect(requests.flat()).toHaveLength(1_000);
+    } finally {
+      answerFor = null;
+      for (const lease of leases) await client.release(lease);
+      await reporter.close();
+    }
+  });
+
+  it('a renewal whose answer is lost leaves the claim standing only until its time runs out', async () => {
+    const seen: LeaseTiming[] = [];
+    const proxy = await startTcpProxy('127.0.0.1', redis.targets()[0]!.port);
+    const client = createLeaseClient({ ...redis.options([{ host: '127.0.0.1', port: proxy.port }], 300), onTiming: (t) => seen.push(t) });
+    opened.push(client);
+    try {
+      const lease = (await client.acquire(redis.key('lost-answer'), { holder: 'h', ttlMs: 1_000 }))!;
+      proxy.partition(true);
+      await expect(client.renew(lease)).rejects.toBeInstanceOf(BackendUnavailableError);
+      await sleep(1_000);
+      await expect(client.renew(lease)).rejects.toBeInstanceOf(BackendUnavailableError);
+      expect(seen.map((t) => `${t.call} ${t.outcome} ${t.claims}`)).toEqual(['acquire ok true', 'renew unavailable true', 'renew unavailable false']);
+    } finally {
+      proxy.partition(false);
+      await proxy.close();
+    }
   });
 });

@@ -123,6 +123,8 @@ test('hostile telemetry bodies: each a 4xx naming the problem, and nothing of th
       { name: 'a renewal two days old', body: { reports: [report({ renewals: [{ at: new Date(Date.now() - 2 * 86_400_000).toISOString(), rttMs: 1, lateMs: 0, ok: true }] })] }, status: 422, error: 'invalid_time', says: /more than a day old/ },
       { name: 'a renewal an hour ahead', body: { reports: [report({ renewals: [{ at: new Date(Date.now() + 3_600_000).toISOString(), rttMs: 1, lateMs: 0, ok: true }] })] }, status: 422, error: 'invalid_time', says: /ahead of this server's clock/ },
       { name: 'a NUL in a holder', body: { reports: [report({ holder: 'a\u0000b' })] }, status: 400, error: 'invalid_body', says: /U\+0000|NUL/ },
+      { name: 'a lone surrogate in a holder', body: { reports: [report({ holder: 'a\ud800b' })] }, status: 400, error: 'invalid_body', says: /"reports\.0\.holder".*lone UTF-16 surrogate/ },
+      { name: 'a lone surrogate in a lease', body: { reports: [report({ lease: `${known}\udc00` })] }, status: 400, error: 'invalid_body', says: /"reports\.0\.lease".*lone UTF-16 surrogate/ },
       { name: 'no reports', body: { reports: [] }, status: 400, error: 'invalid_body', says: /at least one report/ },
       { name: 'an array instead of an object', body: [1, 2], status: 400, error: 'invalid_body', says: /reports/ },
     ];

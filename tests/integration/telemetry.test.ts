@@ -54,6 +54,15 @@ describe.each(STORE_KINDS)('holder telemetry in the store: $kind', ({ create }) 
     expect((await readHolderReports(store, leaseId, NOW))[0]).toMatchObject({ claims: true, claimsSince: NOW.toISOString(), reportedAt: later.toISOString() });
     await storeTelemetry(store, body([{ lease: leaseId, holder: 'w-1:aa', token: null, claims: false, renewals: [] }]), later);
     expect((await readHolderReports(store, leaseId, NOW))[0]).toMatchObject({ claims: false, claimsSince: null, token: null });
+    // Claiming again, on a new grant (another token), is a new claim from now.
+    const again = new Date(later.getTime() + 5_000);
+    await storeTelemetry(store, body([{ lease: leaseId, holder: 'w-1:aa', token: '5', claims: true, renewals: [] }]), again);
+    const newer = new Date(again.getTime() + 5_000);
+    await storeTelemetry(store, body([{ lease: leaseId, holder: 'w-1:aa', token: '6', claims: true, renewals: [] }]), newer);
+    expect((await readHolderReports(store, leaseId, NOW))[0]).toMatchObject({ claims: true, token: '6', claimsSince: newer.toISOString() });
+    await storeTelemetry(store, body([{ lease: leaseId, holder: 'w-1:aa', token: '6', claims: true, renewals: [] }]), new Date(newer.getTime() + 5_000));
+    expect((await readHolderReports(store, leaseId, NOW))[0]).toMatchObject({ claimsSince: newer.toISOString() });
+    await storeTelemetry(store, body([{ lease: leaseId, holder: 'w-1:aa', token: null, claims: false, renewals: [] }]), later);
     // Two holders of one lease are kept apart.
     await storeTelemetry(store, body([{ lease: leaseId, holder: 'w-2:bb', token: '7', claims: true, renewals: [] }]), later);
     expect((await readHolderReports(store, leaseId, NOW)).map((h) => `${h.holder} ${h.claims}`).sort()).toEqual(['w-1:aa false', 'w-2:bb true']);
