@@ -10,14 +10,16 @@
 // Every `flushEveryMs` it posts to `<url>/api/v1/telemetry`:
 //   { "reports": [{ "lease": "<source>/<key>", "holder": "...", "token": "<decimal or null>",
 //                   "claims": true|false, "renewals": [{ "at": "<ISO>", "rttMs": n, "lateMs": n|null, "ok": bool }] }] }
-// with at most 1,000 renewals and well under 1 MB a request. A lease the holder believes it
+// with at most 1,000 reports, 1,000 renewals and well under 1 MB a request. A lease the holder believes it
 // holds is reported at every flush, renewals or not, so that Leasehold can compare the claim
 // with the backend; a claim that ends is reported once more, as false.
 //
 // Leasehold unreachable or answering 429/5xx: the renewals are kept (the newest
 // `maxPendingRenewals`, the oldest dropped and counted) and sent with the next flush. A 4xx
 // other than 429 names something wrong with the report itself: that batch is dropped and the
-// answer handed to onError, since sending it again would be refused again.
+// answer handed to onError, since sending it again would be refused again; after a 422 (a
+// lease Leasehold does not observe) its reports are sent one by one, and the refused lease is
+// left out for a minute.
 import { monotonicNow } from './deadline';
 import { Pending, type LeaseReporterStats, type TelemetryReport } from './report-batches';
 import type { LeaseTimingListener } from './timings';
