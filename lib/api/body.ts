@@ -8,8 +8,10 @@
 //      without one is read only up to the limit (413);
 //   4. UTF-8, then JSON.parse (400 invalid_body);
 //   5. no string in it (nor a member's name) holds U+0000, which PostgreSQL cannot store in
-//      text or jsonb (22021): one rule for every body, so that no schema can forget it; a 400
-//      that names the field, where it would otherwise have been a 500 from the store.
+//      text or jsonb (22021), or a lone UTF-16 surrogate (a \ud800-\udfff escape without its
+//      pair), which jsonb refuses (22P02) and text would keep as U+FFFD: one rule for every
+//      body, so that no schema can forget it; a 400 that names the field, where it would
+//      otherwise have been a 500 from the store.
 import { guardRequest } from './guard';
 import { quoted, RequestRefusedError } from './refusal';
 
@@ -81,8 +83,8 @@ function parseJsonBytes(bytes: Uint8Array): { json: unknown; text: string } {
   } catch {
     throw invalidBody(text.trim() === '' ? 'The body is empty: a JSON value was expected.' : 'The body is not valid JSON.');
   }
-  const nul = nulPath(json, []);
-  if (nul) throw invalidBody(`${nul.length ? `The field "${nul.join('.')}"` : 'The body'} holds the character U+0000 (NUL), which cannot be stored: leave it out.`);
+  const found = unstorablePath(json, []);
+  if (found) throw invalidBody(`${found.path.length ? `The field "${found.path.join('.')}"` : 'The body'} holds ${UNSTORABLE[found.what]}, which cannot be stored: leave it out.`);
   return { json, text };
 }
 
@@ -94,20 +96,34 @@ export function isJsonContentType(value: string | null): boolean {
   return parameters.every((parameter) => parameter === '' || /^charset="?utf-8"?$/.test(parameter));
 }
 
+/** What a string may hold that the store cannot keep. */
+const UNSTORABLE = {
+  nul: 'the character U+0000 (NUL)',
+  surrogate: 'a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair)',
+} as const;
+function unstorableIn(text: string): keyof typeof UNSTORABLE | null {
+  if (text.includes('\u0000')) return 'nul';
+  return text.isWellFormed() ? null : 'surrogate';
+}
+
 /**
- * Where the first string (or member name) holding U+0000 is in a parsed JSON value, as the
- * path of member names and indexes (shown cut to 60 characters each), or null. The value is
- * no larger than the body limit, so the walk is bounded by it; JSON nests only as deep as
- * JSON.parse let it.
+ * Where the first string (or member name) holding what the store cannot keep (UNSTORABLE) is
+ * in a parsed JSON value, as the path of member names and indexes (shown cut to 60 characters
+ * each), with what it holds; or null. The value is no larger than the body limit, so the walk
+ * is bounded by it; JSON nests only as deep as JSON.parse let it.
  */
-function nulPath(value: unknown, path: string[]): string[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+function unstorablePath(value: unknown, path: string[]): { path: string[]; what: keyof typeof UNSTORABLE } | null {
+  if (typeof value === 'string') {
+    const what = unstorableIn(value);
+    return what ? { path, what } : null;
+  }
   if (value === null || typeof value !== 'object') return null;
   const entries = Array.isArray(value) ? value.map((item, index) => [String(index), item] as const) : Object.entries(value);
   for (const [name, item] of entries) {
     const here = [...path, quoted(name).slice(1, -1)];
-    if (name.includes('\u0000')) return here;
-    const found = nulPath(item, here);
+    const what = unstorableIn(name);
+    if (what) return { path: here, what };
+    const found = unstorablePath(item, here);
     if (found) return found;
   }
   return null;

@@ -215,6 +215,21 @@ describe('readJsonBody', () => {
     expect((error as Error).message).toContain(named);
   });
 
+  it.each([
+    ['{"holder":"a\\ud800b"}', 'The field "holder"'],
+    ['{"reports":[{"lease":"x\\udc00"}]}', 'The field "reports.0.lease"'],
+    ['{"x\\udbff":1}', 'The field "x'],
+  ])('a lone UTF-16 surrogate in %s is a 400 naming where (jsonb refuses it)', async (body, named) => {
+    const error = await readJsonBody(post(body)).catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 400, code: 'invalid_body' });
+    expect((error as Error).message).toContain(named);
+    expect((error as Error).message).toContain('lone UTF-16 surrogate');
+  });
+
+  it('a surrogate pair is a character like any other', async () => {
+    expect(await outcome(post('{"reason":"\\ud83d\\ude00"}'))).toEqual({ value: { reason: '\u{1F600}' } });
+  });
+
   it('an escaped backslash before u0000 is just text', async () => {
     expect(await outcome(post('{"reason":"C:\\\\u0000"}'))).toEqual({ value: { reason: 'C:\\u0000' } });
   });

@@ -11,10 +11,6 @@ export const TELEMETRY_MAX_BYTES = 1_000_000;
 /** A round trip or a lateness above a day is not a measurement. */
 const MAX_MS = 86_400_000;
 
-/** A lone UTF-16 surrogate: JSON may carry one, PostgreSQL cannot store it. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const wellFormed = { error: 'expected text without a lone UTF-16 surrogate (\\ud800-\\udfff alone), which cannot be stored' };
-
 /** The longest lease id and holder the endpoint takes (lib/lease's reporter keeps to them). */
 export const TELEMETRY_MAX_LEASE_CHARS = 20_000;
 export const TELEMETRY_MAX_HOLDER_CHARS = 1_024;
@@ -33,13 +29,11 @@ export const holderReportSchema = z.strictObject({
   lease: z
     .string({ error: 'expected the lease id as Leasehold names it, "<source>/<key>"' })
     .min(3)
-    .max(TELEMETRY_MAX_LEASE_CHARS)
-    .refine((text) => !LONE_SURROGATE.test(text), wellFormed),
+    .max(TELEMETRY_MAX_LEASE_CHARS),
   holder: z
     .string({ error: 'expected the holder as the backend records it' })
     .min(1, { error: 'expected a holder name' })
-    .max(TELEMETRY_MAX_HOLDER_CHARS, { error: `expected a holder name of at most ${TELEMETRY_MAX_HOLDER_CHARS} characters` })
-    .refine((text) => !LONE_SURROGATE.test(text), wellFormed),
+    .max(TELEMETRY_MAX_HOLDER_CHARS, { error: `expected a holder name of at most ${TELEMETRY_MAX_HOLDER_CHARS} characters` }),
   token: z
     .string()
     .regex(/^(0|[1-9][0-9]{0,77})$/, { error: 'expected the fencing token as a decimal string ("1182"), or null' })
