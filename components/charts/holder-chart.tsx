@@ -7,8 +7,7 @@ import { CartesianGrid, ComposedChart, Line, Tooltip, XAxis, YAxis, type Tooltip
 import type { HolderTimings } from '@/lib/domain/schemas';
 import { ChartFrame, type ChartState } from './chart-frame';
 import styles from './charts.module.css';
-import { marginTicks } from './renewal-chart';
-import { formatInstant, formatMs, formatTick, timeTicks } from './time-axis';
+import { formatInstant, formatMs, formatTick, marginTicks, timeTicks, unitFor } from './time-axis';
 
 type Row = { at: number; rttMax: number; rttAvg: number; lateMax: number | null; count: number; failed: number };
 
@@ -34,7 +33,7 @@ export function HolderChart({ holders, start, end, state, height = 180 }: { hold
   const rows = rowsOf(holders).filter((row) => row.at >= start - 60_000 && row.at <= end);
   const top = Math.max(1, ...rows.flatMap((row) => [row.rttMax, row.lateMax ?? 0]));
   const yTicks = marginTicks(top * 1.08);
-  const unit: 's' | 'ms' = top >= 2_000 ? 's' : 'ms';
+  const unit = unitFor(top);
   const span = end - start;
   const renewals = rows.reduce((sum, row) => sum + row.count, 0);
   const failed = rows.reduce((sum, row) => sum + row.failed, 0);
@@ -85,7 +84,7 @@ export function HolderChart({ holders, start, end, state, height = 180 }: { hold
       <ComposedChart responsive style={{ width: '100%', height: '100%' }} data={rows} margin={{ top: 12, right: 12, bottom: 0, left: 4 }}>
         <CartesianGrid vertical={false} strokeDasharray="2 4" />
         <XAxis dataKey="at" type="number" domain={[start, end]} ticks={timeTicks(start, end)} tickFormatter={(value: number) => formatTick(value, span)} stroke="var(--border)" allowDataOverflow />
-        <YAxis type="number" domain={[0, yTicks[yTicks.length - 1]!]} ticks={yTicks} tickFormatter={(value: number) => formatMs(value, unit)} width={64} stroke="var(--border)" />
+        <YAxis type="number" domain={[0, yTicks[yTicks.length - 1]!]} ticks={yTicks} tickFormatter={(value: number) => formatMs(value, unit)} width={72} stroke="var(--border)" />
         <Tooltip content={MinuteTooltip} cursor={{ stroke: 'var(--border)' }} isAnimationActive={false} />
         <Line dataKey="rttMax" name="slowest round trip" stroke="var(--accent)" strokeWidth={1.5} dot={{ r: 2 }} isAnimationActive={false} />
         <Line dataKey="lateMax" name="largest lateness" stroke="var(--warn)" strokeWidth={1.5} dot={{ r: 2 }} connectNulls isAnimationActive={false} />
@@ -94,7 +93,6 @@ export function HolderChart({ holders, start, end, state, height = 180 }: { hold
   );
 }
 
-const unitFor = (ms: number) => (ms >= 2_000 ? 's' : 'ms');
 
 function MinuteTooltip({ active, payload }: TooltipContentProps) {
   const row = active ? (payload?.[0]?.payload as Row | undefined) : undefined;

@@ -8,7 +8,7 @@ import { CartesianGrid, ComposedChart, Line, ReferenceLine, Tooltip, XAxis, YAxi
 import { LATE_MARGIN_RATIO } from '@/lib/domain/health';
 import { ChartFrame, type ChartState } from './chart-frame';
 import styles from './charts.module.css';
-import { formatInstant, formatMs, formatTick, timeTicks } from './time-axis';
+import { formatInstant, formatMs, formatTick, marginTicks, timeTicks, unitFor } from './time-axis';
 
 export type RenewalSampleInput = { at: string; holder: string | null; intervalMs: number; marginMs: number; ttlMs: number | null };
 export type RenewalRollupInput = { minute: string; count: number; intervalP50: number; intervalMax: number; marginMin: number; marginP50: number };
@@ -34,17 +34,6 @@ function MarginDot(props: DotItemDotProps) {
 function LateMinuteDot(props: DotItemDotProps) {
   if (props.cx === undefined || props.cy === undefined || !(props.payload as RollupRow).late) return null;
   return <circle cx={props.cx} cy={props.cy} r={3.5} fill="var(--bad)" stroke="none" />;
-}
-
-/** Round ticks from 0 to at least `max`: steps of 1, 2, 2.5 or 5 times a power of ten (0, 500, 1000...), not 0, 538, 1077... */
-export function marginTicks(max: number): number[] {
-  if (!(max > 0)) return [0, 1];
-  const rough = max / 4;
-  const power = 10 ** Math.floor(Math.log10(rough));
-  const step = ([1, 2, 2.5, 5, 10].find((m) => m * power >= rough) ?? 10) * power;
-  const ticks = [0];
-  while (ticks[ticks.length - 1]! < max) ticks.push(ticks.length * step);
-  return ticks;
 }
 
 export function RenewalChart({
@@ -92,7 +81,7 @@ export function RenewalChart({
   const values = mode === 'raw' ? raw.flatMap((r) => [r.interval, r.margin]) : perMinute.flatMap((r) => [r.interval, r.marginP50, r.marginMin]);
   const top = Math.max(ttl ?? 0, ...values, 1);
   const yTicks = marginTicks(top * 1.08);
-  const unit: 's' | 'ms' = top >= 2_000 ? 's' : 'ms';
+  const unit = unitFor(top);
   const span = end - start;
 
   let summary: string;
@@ -229,7 +218,6 @@ export function RenewalChart({
   );
 }
 
-const unitFor = (ms: number) => (ms >= 2_000 ? 's' : 'ms');
 
 function RawTooltip({ active, payload }: TooltipContentProps) {
   const row = active ? (payload?.[0]?.payload as RawRow | undefined) : undefined;

@@ -41,6 +41,20 @@ export function formatShortInstant(ms: number): string {
   return `${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}`;
 }
 
+/** The unit a duration reads best in: seconds from 2 s, milliseconds below. */
+export const unitFor = (ms: number): 's' | 'ms' => (ms >= 2_000 ? 's' : 'ms');
+
+/** Round ticks from 0 to at least `max`: steps of 1, 2, 2.5 or 5 times a power of ten (0, 500, 1000...), not 0, 538, 1077... */
+export function marginTicks(max: number): number[] {
+  if (!(max > 0)) return [0, 1];
+  const rough = max / 4;
+  const power = 10 ** Math.floor(Math.log10(rough));
+  const step = ([1, 2, 2.5, 5, 10].find((m) => m * power >= rough) ?? 10) * power;
+  const ticks = [0];
+  while (ticks[ticks.length - 1]! < max) ticks.push(ticks.length * step);
+  return ticks;
+}
+
 /** Milliseconds as the axis of a renewal chart shows them. */
 export function formatMs(ms: number, unit: 's' | 'ms'): string {
   return unit === 's' ? `${Number((ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1))} s` : `${Math.round(ms)} ms`;
