@@ -56,11 +56,13 @@ export type LeaseReporter = {
   close(): Promise<void>;
 };
 
+const renewalsIn = (batch: TelemetryReport[]) => batch.reduce((sum, report) => sum + report.renewals.length, 0);
+
 type PostAnswer = { outcome: 'sent' } | { outcome: 'refused'; status: number; said: string } | { outcome: 'failed'; reason: string };
 
 /** Posts one batch: sent, refused (dropped, said why), or failed with the reason (to be kept for later). */
 async function postBatch(endpoint: string, options: { token: string; timeoutMs: number }, batch: TelemetryReport[], stats: LeaseReporterStats): Promise<PostAnswer> {
-  const count = batch.reduce((sum, report) => sum + report.renewals.length, 0);
+  const count = renewalsIn(batch);
   try {
     const response = await fetch(endpoint, {
       method: 'POST',
@@ -97,12 +99,11 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
   let flushing: Promise<void> | null = null;
   let closed = false;
 
-  const count = (batch: TelemetryReport[]) => batch.reduce((sum, report) => sum + report.renewals.length, 0);
   /** A refused batch is dropped, said why; a 422 (a lease not observed there) mutes that lease for a minute. */
   const refused = (batch: TelemetryReport[], answer: { status: number; said: string }) => {
-    pending.stats.dropped += count(batch);
+    pending.stats.dropped += renewalsIn(batch);
     const reports = batch.length === 1 ? '1 report' : `${batch.length} reports`;
-    onError(new Error(`Leasehold refused ${reports} with ${count(batch)} renewals (HTTP ${answer.status}): ${answer.said}; they are dropped`));
+    onError(new Error(`Leasehold refused ${reports} with ${renewalsIn(batch)} renewals (HTTP ${answer.status}): ${answer.said}; they are dropped`));
     if (answer.status === 422 && batch.length === 1) pending.mute(batch[0]!, Date.now() + REFUSED_LEASE_MUTE_MS);
   };
 
