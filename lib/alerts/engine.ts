@@ -16,8 +16,11 @@ import type { Logger } from '../log';
 import { metrics } from '../metrics';
 import { systemClock, type Clock } from '../time/clock';
 import { alertFingerprint } from './fingerprint';
+import { ClaimsFeed } from './claims-feed';
 
 const TICK_MS = 1_000;
+/** The rules that judge holders' reports: the engine reads them only while one is on. */
+const CLAIM_RULES: ReadonlySet<string> = new Set(['split_brain', 'late_holder']);
 const RULES_CHECK_MS = 5_000;
 /** Writes waiting while the store fails; beyond this the oldest are dropped, counted and logged. */
 const MAX_PENDING_WRITES = 50_000;
@@ -83,9 +86,11 @@ export class AlertEngine {
   private writing: Promise<void> | null = null;
   private readonly clock: Clock;
   private loaded: Promise<void> | null = null;
+  private readonly claims: ClaimsFeed;
 
   constructor(private readonly options: AlertEngineOptions) {
     this.clock = options.clock ?? systemClock;
+    this.claims = new ClaimsFeed(options.store, leaseFacts);
   }
 
   /** Ticks and rule reloads until `signal` aborts; then waits for the writes in flight. */
@@ -97,6 +102,7 @@ export class AlertEngine {
         lastRulesCheck = now;
         await this.reloadRules().catch(() => {});
       }
+      await this.readClaims();
       this.decide(this.evaluator.tick(this.clock.mono()));
       await this.clock.sleep(TICK_MS, signal);
     }
@@ -134,7 +140,25 @@ export class AlertEngine {
 
   /** A source is no longer observed here. */
   release(source: string): void {
+    this.claims.forget(source);
     this.evaluator.forgetSource(source);
+  }
+
+  /** The observer's leases of a source (by key), for holders' claims on them to be judged. */
+  watch(source: string, leases: ReadonlyMap<string, TrackedLease>): void {
+    this.claims.watch(source, leases);
+  }
+
+  /** Holders' claims reported since the last tick, when a rule judges them; a store that fails is tried again next tick. */
+  private async readClaims() {
+    if (!this.rules.some((rule) => rule.enabled && CLAIM_RULES.has(rule.type))) return;
+    try {
+      const inputs = await this.claims.read(this.clock.mono(), this.clock.wall());
+      const now = this.clock.mono();
+      this.decide(inputs.flatMap((input) => this.evaluator.apply(input, now)));
+    } catch (error) {
+      this.options.log.debug(`holders' claims could not be read (${(error as Error)?.message ?? error}); trying again in a second`);
+    }
   }
 
   /** What one read of a source changed: its events, renewals and new pictures. */
@@ -158,6 +182,11 @@ export class AlertEngine {
 
   sourceStatus(source: string, up: boolean, reason: string | null): void {
     this.decide(this.evaluator.apply({ type: 'source', source, up, reason }, this.clock.mono()));
+  }
+
+  /** One call of a source's canary lease (lib/collector/canary.ts): the slow_renewals rule reads it. */
+  canary(call: Omit<Extract<AlertInput, { type: 'canary' }>, 'type'>): void {
+    this.decide(this.evaluator.apply({ type: 'canary', ...call }, this.clock.mono()));
   }
 
   /** Resolves when every decision so far is written (or given up on). */

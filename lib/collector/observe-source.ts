@@ -110,6 +110,7 @@ class SourceObserver {
     this.source = options.source;
     this.labels = { source: options.source.name };
     this.known = new Map(loaded.leases.map((lease) => [lease.key, lease]));
+    options.alerts?.watch(options.source.name, this.known);
     this.health = new SourceHealth(options.source, loaded, clock);
     this.afterGap = this.known.size > 0;
     const stop = (error: unknown) => (this.stopWith ??= error);

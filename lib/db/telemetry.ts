@@ -21,7 +21,7 @@ export async function storeTelemetry(store: Store, body: TelemetryBody, now: Dat
   }
 
   const minutes = holderMinutes(body.reports);
-  const claims = lastClaims(body.reports).map((report) => ({ leaseId: report.lease, holder: report.holder, claims: report.claims, token: report.token }));
+  const claims = lastClaims(body.reports, now.getTime()).map((row) => ({ ...row, claimUntil: row.claimUntil?.toISOString() ?? null }));
   const at = now.toISOString();
   try {
     await store.transaction(async (sql) => {
@@ -45,12 +45,14 @@ export async function storeTelemetry(store: Store, body: TelemetryBody, now: Dat
       // The claim: since when a holder has claimed without a break survives reports that
       // go on claiming with the same token, and ends with the first that does not.
       await sql.query(
-        `INSERT INTO "HolderClaim" ("leaseId", holder, claims, token, "claimsSince", "reportedAt")
-         SELECT x."leaseId", x.holder, x.claims, x.token::numeric, CASE WHEN x.claims THEN $2::timestamptz END, $2::timestamptz
-           FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, holder text, claims boolean, token text)
+        `INSERT INTO "HolderClaim" ("leaseId", holder, claims, token, "claimsSince", "claimUntil", "lateMaxMs", "reportedAt")
+         SELECT x."leaseId", x.holder, x.claims, x.token::numeric, CASE WHEN x.claims THEN $2::timestamptz END, x."claimUntil"::timestamptz, x."lateMaxMs", $2::timestamptz
+           FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, holder text, claims boolean, token text, "claimUntil" text, "lateMaxMs" float8)
          ON CONFLICT ("leaseId", holder) DO UPDATE SET
            claims = EXCLUDED.claims,
            token = EXCLUDED.token,
+           "claimUntil" = EXCLUDED."claimUntil",
+           "lateMaxMs" = EXCLUDED."lateMaxMs",
            "claimsSince" = CASE
              WHEN NOT EXCLUDED.claims THEN NULL
              -- A claim on another grant (another token) is a new claim.
@@ -115,4 +117,20 @@ export async function readHolderReports(store: Store, leaseId: string, since: Da
     });
   }
   return [...views.values()];
+}
+
+export type ClaimReport = { leaseId: string; holder: string; claims: boolean; token: string | null; claimUntil: Date | null; lateMaxMs: number | null; reportedAt: Date };
+
+/** Holders' last claims reported after `after`, oldest first, at most `limit` (the alert engine's feed, lib/alerts/claims-feed.ts). */
+export async function claimsReportedAfter(store: Store, after: Date, limit: number): Promise<ClaimReport[]> {
+  const rows = await store.prisma.holderClaim.findMany({ where: { reportedAt: { gt: after } }, orderBy: { reportedAt: 'asc' }, take: limit });
+  return rows.map((row) => ({
+    leaseId: row.leaseId,
+    holder: row.holder,
+    claims: row.claims,
+    token: row.token === null ? null : row.token.toFixed(0),
+    claimUntil: row.claimUntil,
+    lateMaxMs: row.lateMaxMs,
+    reportedAt: row.reportedAt,
+  }));
 }

@@ -1,7 +1,7 @@
 // Holder-reported renewals rolled up per lease, holder and minute (pure: lib/db/telemetry.ts
 // stores what this makes). A minute's figures add up across requests: count, failures, the
 // sums and maxima of round trip and lateness.
-import type { HolderReport } from './schemas/telemetry';
+import { DEFAULT_CLAIM_MS, type HolderReport } from './schemas/telemetry';
 
 /** A telemetry request refused whole (422): a lease not observed here, a time outside the window. */
 export class TelemetryRefusedError extends Error {
@@ -82,9 +82,26 @@ export function holderMinutes(reports: readonly HolderReport[]): HolderMinute[] 
   return [...rows.values()];
 }
 
-/** Each (lease, holder)'s last word in one request: the last report for it wins. */
-export function lastClaims(reports: readonly HolderReport[]): HolderReport[] {
-  const last = new Map<string, HolderReport>();
-  for (const report of reports) last.set(`${report.lease}\u0000${report.holder}`, report);
+export type ClaimRow = {
+  leaseId: string;
+  holder: string;
+  claims: boolean;
+  token: string | null;
+  /** Until when the claim stands: the holder's claimForMs from `now`, else DEFAULT_CLAIM_MS; null when it does not claim. */
+  claimUntil: Date | null;
+  /** The largest lateness of the (lease, holder)'s renewals in the request, if any said. */
+  lateMaxMs: number | null;
+};
+
+/** Each (lease, holder)'s last word in one request (the last report for it wins), with the lateness of all its renewals there. */
+export function lastClaims(reports: readonly HolderReport[], now: number): ClaimRow[] {
+  const last = new Map<string, ClaimRow>();
+  for (const report of reports) {
+    const id = `${report.lease}\u0000${report.holder}`;
+    let lateMaxMs = last.get(id)?.lateMaxMs ?? null;
+    for (const renewal of report.renewals) if (renewal.lateMs !== null && renewal.lateMs !== undefined) lateMaxMs = Math.max(lateMaxMs ?? 0, renewal.lateMs);
+    const claimUntil = report.claims ? new Date(now + (report.claimForMs ?? DEFAULT_CLAIM_MS)) : null;
+    last.set(id, { leaseId: report.lease, holder: report.holder, claims: report.claims, token: report.token, claimUntil, lateMaxMs });
+  }
   return [...last.values()];
 }

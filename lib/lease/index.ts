@@ -8,6 +8,6 @@ export { createLeaderElector, type LeaderElector, type LeaderElectorOptions } fr
 export { createFencedStore, type FencedStore, type FencedStoreOptions, type LoggedWrite, type WriteResult } from './fenced-store';
 export { BackendUnavailableError, LeaseAbortedError, LeaseLostError } from './errors';
 export { leaseMetrics, type LeaseMetricsOptions } from './metrics';
-export { createLeaseReporter, type LeaseReporter, type LeaseReporterOptions, type LeaseReporterStats, type TelemetryReport } from './reporter';
+export { createLeaseReporter, type LeaseReporter, type LeaseClaim, type LeaseReporterOptions, type LeaseReporterStats, type TelemetryReport } from './reporter';
 export type { LeaseCall, LeaseCallOutcome, LeaseTiming, LeaseTimingListener } from './timings';
 export type { BackendKind, Candidacy, Grant, Lease, LeaseBackend, LeaseInfo, RenewOptions } from './types';

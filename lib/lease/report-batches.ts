@@ -25,19 +25,25 @@ const BATCH_BYTES = 900_000;
 const MAX_RENEWAL_AGE_MS = 23 * 3_600_000;
 
 export type ReportedRenewal = { at: string; rttMs: number; lateMs: number | null; ok: boolean };
-export type TelemetryReport = { lease: string; holder: string; token: string | null; claims: boolean; renewals: ReportedRenewal[] };
+export type TelemetryReport = { lease: string; holder: string; token: string | null; claims: boolean; claimForMs?: number; renewals: ReportedRenewal[] };
 
 type Entry = {
   lease: string;
   holder: string;
   token: bigint | null;
+  /** Until when (monotonic ms) the client believes it holds the lease, from its last call. */
   claimUntil: number | null;
+  /** Until when the application says it holds the lease (LeaseReporter.claim), if it said. */
+  appClaimUntil: number | null;
   /** The claim Leasehold last heard from us (null: nothing yet). */
   reportedClaims: boolean | null;
   renewals: ReportedRenewal[];
 };
 
 const round1 = (ms: number) => Math.round(ms * 10) / 10;
+/** How much longer the entry claims the lease as of `now` (monotonic ms): 0 when it does not. */
+const claimLeft = (entry: Entry, now: number) => Math.max(0, (entry.claimUntil ?? -Infinity) - now, (entry.appClaimUntil ?? -Infinity) - now);
+const newEntry = (lease: string, holder: string, token: bigint | null): Entry => ({ lease, holder, token, claimUntil: null, appClaimUntil: null, reportedClaims: null, renewals: [] });
 const entryId = (holder: string, lease: string) => `${holder}\u0000${lease}`;
 const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
@@ -53,25 +59,47 @@ export class Pending {
 
   constructor(private readonly maxPending: number) {}
 
-  record(lease: string, timing: LeaseTiming) {
+  /** Keeps one timing; true when it changed whether the holder claims the lease from what Leasehold last heard. */
+  record(lease: string, timing: LeaseTiming, now: number): boolean {
     const id = entryId(timing.holder, lease);
     if (this.isMuted(id, timing.at.getTime())) {
       if (timing.call === 'renew') this.stats.dropped += 1;
-      return;
+      return false;
     }
     let entry = this.entries.get(id);
     if (!entry) {
       // A refused acquire by a holder that never held the lease is not worth a report.
-      if (timing.outcome === 'busy') return;
-      entry = { lease, holder: timing.holder, token: null, claimUntil: null, reportedClaims: null, renewals: [] };
+      if (timing.outcome === 'busy') return false;
+      entry = newEntry(lease, timing.holder, null);
       this.entries.set(id, entry);
     }
     if (timing.token !== null) entry.token = timing.token;
     entry.claimUntil = timing.claims ? timing.claimUntil : null;
-    if (timing.call !== 'renew') return;
-    entry.renewals.push({ at: timing.at.toISOString(), rttMs: round1(timing.rttMs), lateMs: timing.lateMs === null ? null : round1(timing.lateMs), ok: timing.outcome === 'ok' });
-    this.stats.pending += 1;
-    this.dropOldest();
+    if (timing.call === 'renew') {
+      entry.renewals.push({ at: timing.at.toISOString(), rttMs: round1(timing.rttMs), lateMs: timing.lateMs === null ? null : round1(timing.lateMs), ok: timing.outcome === 'ok' });
+      this.stats.pending += 1;
+      this.dropOldest();
+    }
+    return this.claimChanged(entry, now);
+  }
+
+  /** The application's own word on its claim (LeaseReporter.claim); true when that changed what Leasehold last heard. */
+  claim(lease: string, holder: string, token: bigint | null, until: number | null, now: number, wallNow: number): boolean {
+    const id = entryId(holder, lease);
+    if (this.isMuted(id, wallNow)) return false;
+    let entry = this.entries.get(id);
+    if (!entry) {
+      if (until === null) return false;
+      entry = newEntry(lease, holder, token);
+      this.entries.set(id, entry);
+    }
+    if (token !== null) entry.token = token;
+    entry.appClaimUntil = until;
+    return this.claimChanged(entry, now);
+  }
+
+  private claimChanged(entry: Entry, now: number): boolean {
+    return claimLeft(entry, now) > 0 !== (entry.reportedClaims ?? false);
   }
 
   /** Stops reporting a holder's lease until `until` (wall ms), dropping what is pending for it. */
@@ -100,7 +128,7 @@ export class Pending {
       const id = entryId(report.holder, report.lease);
       let entry = this.entries.get(id);
       if (!entry) {
-        entry = { lease: report.lease, holder: report.holder, token: report.token === null ? null : BigInt(report.token), claimUntil: null, reportedClaims: null, renewals: [] };
+        entry = newEntry(report.lease, report.holder, report.token === null ? null : BigInt(report.token));
         this.entries.set(id, entry);
       }
       entry.renewals.unshift(...report.renewals);
@@ -141,8 +169,10 @@ export class Pending {
     const batcher = new Batcher();
     const oldestKept = new Date(wallNow - MAX_RENEWAL_AGE_MS).toISOString();
     for (const [id, entry] of this.entries) {
-      const claims = entry.claimUntil !== null && now < entry.claimUntil;
-      if (!claims) entry.claimUntil = null;
+      const claimForMs = Math.round(claimLeft(entry, now));
+      const claims = claimForMs > 0;
+      if (entry.claimUntil !== null && entry.claimUntil <= now) entry.claimUntil = null;
+      if (entry.appClaimUntil !== null && entry.appClaimUntil <= now) entry.appClaimUntil = null;
       if (entry.renewals.length === 0 && !claims && entry.reportedClaims === false) {
         this.entries.delete(id);
         continue;
@@ -157,7 +187,8 @@ export class Pending {
       // Leasehold takes renewals of the last day only: older ones (kept through a long outage) go.
       const renewals = all.filter((renewal) => renewal.at >= oldestKept);
       this.stats.dropped += all.length - renewals.length;
-      batcher.add({ lease: entry.lease, holder: entry.holder, token: entry.token === null ? null : entry.token.toString(), claims }, renewals);
+      const token = entry.token === null ? null : entry.token.toString();
+      batcher.add(claims ? { lease: entry.lease, holder: entry.holder, token, claims, claimForMs } : { lease: entry.lease, holder: entry.holder, token, claims }, renewals);
       entry.reportedClaims = claims;
     }
     return batcher.done();

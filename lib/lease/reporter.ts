@@ -9,10 +9,11 @@
 //
 // Every `flushEveryMs` it posts to `<url>/api/v1/telemetry`:
 //   { "reports": [{ "lease": "<source>/<key>", "holder": "...", "token": "<decimal or null>",
-//                   "claims": true|false, "renewals": [{ "at": "<ISO>", "rttMs": n, "lateMs": n|null, "ok": bool }] }] }
+//                   "claims": true|false, "claimForMs": n, "renewals": [{ "at": "<ISO>", "rttMs": n, "lateMs": n|null, "ok": bool }] }] }
 // with at most 1,000 reports, 1,000 renewals and well under 1 MB a request. A lease the holder believes it
-// holds is reported at every flush, renewals or not, so that Leasehold can compare the claim
-// with the backend; a claim that ends is reported once more, as false.
+// holds is reported at every flush, renewals or not, with how much longer it believes so
+// (`claimForMs`), so that Leasehold can compare the claim with the backend; a claim that
+// starts or ends is sent at once, and an end is reported once, as false.
 //
 // Leasehold unreachable or answering 429/5xx: the renewals are kept (the newest
 // `maxPendingRenewals`, the oldest dropped and counted) and sent with the next flush. A 4xx
@@ -43,12 +44,34 @@ export type LeaseReporterOptions = {
   timeoutMs?: number;
   /** A post that failed, or an answer that refused a batch. Default: one line on stderr. */
   onError?: (error: Error) => void;
+  /**
+   * Instead of fetch: delivers one request's JSON body and answers with the HTTP status and
+   * text (a custom HTTP client, or Leasehold in the same process as its embedded demo does).
+   */
+  send?: (body: string) => Promise<{ status: number; text: string }>;
+};
+
+/** The application's own word on a claim (LeaseReporter.claim). */
+export type LeaseClaim = {
+  key: string;
+  holder: string;
+  token: bigint | null;
+  /** true: it acts as the holder now; false: it has stopped. */
+  claims: boolean;
+  /** How long this word stands without another (default 30 s). */
+  forMs?: number;
 };
 
 
 export type LeaseReporter = {
   /** The listener to hand the client (`onTiming`). */
   readonly listener: LeaseTimingListener;
+  /**
+   * The application's own belief, beside the client's: an application that acts on a flag of
+   * its own (an elector's isLeader read before a long step) says so, and Leasehold compares
+   * that claim with the backend too. The holder claims while either says so.
+   */
+  claim(claim: LeaseClaim): void;
   /** Posts what is pending now; resolves when the posts have been answered. */
   flush(): Promise<void>;
   stats(): LeaseReporterStats;
@@ -61,24 +84,33 @@ const renewalsIn = (batch: TelemetryReport[]) => batch.reduce((sum, report) => s
 type PostAnswer = { outcome: 'sent' } | { outcome: 'refused'; status: number; said: string } | { outcome: 'failed'; reason: string };
 
 /** Posts one batch: sent, refused (dropped, said why), or failed with the reason (to be kept for later). */
-async function postBatch(endpoint: string, options: { token: string; timeoutMs: number }, batch: TelemetryReport[], stats: LeaseReporterStats): Promise<PostAnswer> {
-  const count = renewalsIn(batch);
-  try {
+type Send = (body: string) => Promise<{ status: number; text: string }>;
+
+/** fetch to Leasehold's endpoint, with the token and a deadline. */
+const fetchTo =
+  (endpoint: string, token: string, timeoutMs: number): Send =>
+  async (body) => {
     const response = await fetch(endpoint, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${options.token}` },
-      body: JSON.stringify({ reports: batch }),
-      signal: AbortSignal.timeout(options.timeoutMs),
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body,
+      signal: AbortSignal.timeout(timeoutMs),
     });
-    const text = await response.text().catch(() => '');
-    if (response.ok) {
+    return { status: response.status, text: await response.text().catch(() => '') };
+  };
+
+async function postBatch(endpoint: string, send: Send, batch: TelemetryReport[], stats: LeaseReporterStats): Promise<PostAnswer> {
+  const count = renewalsIn(batch);
+  try {
+    const { status, text } = await send(JSON.stringify({ reports: batch }));
+    if (status >= 200 && status < 300) {
       stats.sent += count;
       return { outcome: 'sent' };
     }
     stats.failedPosts += 1;
     const said = describeAnswer(text);
-    if (response.status >= 400 && response.status < 500 && response.status !== 429) return { outcome: 'refused', status: response.status, said };
-    return { outcome: 'failed', reason: `Leasehold answered HTTP ${response.status} (${said})` };
+    if (status >= 400 && status < 500 && status !== 429) return { outcome: 'refused', status, said };
+    return { outcome: 'failed', reason: `Leasehold answered HTTP ${status} (${said})` };
   } catch (error) {
     stats.failedPosts += 1;
     return { outcome: 'failed', reason: `Leasehold at ${endpoint} could not be reached: ${(error as Error).message}` };
@@ -93,7 +125,7 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
   const { source } = options;
   if (!options.leaseId && !source) throw new TypeError('createLeaseReporter needs `source` or `leaseId`, to name leases as Leasehold does');
   const leaseIdOf = options.leaseId ?? ((key: string) => `${source}/${key}`);
-  const post = { token: options.token, timeoutMs: options.timeoutMs ?? 5_000 };
+  const post = options.send ?? fetchTo(endpoint, options.token, options.timeoutMs ?? 5_000);
   const onError = options.onError ?? ((error: Error) => console.error(`[lease] reporter: ${error.message}`));
   const pending = new Pending(options.maxPendingRenewals ?? 10_000);
   let flushing: Promise<void> | null = null;
@@ -150,10 +182,27 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
   }, options.flushEveryMs ?? 5_000);
   timer.unref();
 
+  // A claim that starts or ends is sent at once, not at the next tick: Leasehold compares
+  // claims with the backend, and a claim it heard of late would look like two holders.
+  let soon: NodeJS.Timeout | null = null;
+  const claimChanged = () => {
+    if (soon || closed) return;
+    soon = setTimeout(() => {
+      soon = null;
+      void flush().catch((error: Error) => onError(error));
+    }, 10);
+    soon.unref();
+  };
+
   return {
     listener: (timing) => {
       const lease = leaseIdOf(timing.key);
-      if (lease !== null) pending.record(lease, timing);
+      if (lease !== null && pending.record(lease, timing, monotonicNow())) claimChanged();
+    },
+    claim: ({ key, holder, token, claims, forMs = 30_000 }) => {
+      const lease = leaseIdOf(key);
+      const now = monotonicNow();
+      if (lease !== null && pending.claim(lease, holder, token, claims ? now + Math.max(0, forMs) : null, now, Date.now())) claimChanged();
     },
     flush,
     stats: () => ({ ...pending.stats }),
@@ -161,6 +210,7 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
       if (closed) return;
       closed = true;
       clearInterval(timer);
+      if (soon) clearTimeout(soon);
       await flush();
     },
   };

@@ -57,6 +57,18 @@ export type AlertInput =
   /** The lease's picture after a read changed it. */
   | { type: 'seen'; lease: LeaseFacts }
   | { type: 'source'; source: string; up: boolean; reason: string | null }
+  /**
+   * A holder's own report (POST /api/v1/telemetry): whether it believes it holds the lease,
+   * with which token and until when (the observer's monotonic clock; null when it does not
+   * claim), and the largest lateness of the renewals it reported with it.
+   */
+  | { type: 'claim'; lease: LeaseFacts; holder: string; token: string | null; claims: boolean; claimUntilMono: number | null; lateMaxMs: number | null }
+  /**
+   * One call of a source's canary lease (lib/collector/canary.ts): its round trip, whether it
+   * succeeded (outcome as lib/lease says it), the p99 of the canary's renewals over the last
+   * minute (this one included; null before any) and the canary's TTL.
+   */
+  | { type: 'canary'; source: string; key: string; call: 'acquire' | 'renew' | 'release'; rttMs: number; ok: boolean; outcome: string; p99Ms: number | null; ttlMs: number }
   /** An admin action forced the lease (lib/admin). */
   | { type: 'forced'; lease: LeaseFacts; action: ForceEventType; actor: string; reason: string; previousToken: string | null; newToken: string | null; auditId: string | null };
 

@@ -8,6 +8,8 @@ export const TELEMETRY_MAX_RENEWALS = 1_000;
 export const TELEMETRY_MAX_REPORTS = 1_000;
 /** The largest body, in bytes. */
 export const TELEMETRY_MAX_BYTES = 1_000_000;
+/** A claim reported without claimForMs stands this long, or until the holder's next report. */
+export const DEFAULT_CLAIM_MS = 30_000;
 /** A round trip or a lateness above a day is not a measurement. */
 const MAX_MS = 86_400_000;
 
@@ -39,6 +41,8 @@ export const holderReportSchema = z.strictObject({
     .regex(/^(0|[1-9][0-9]{0,77})$/, { error: 'expected the fencing token as a decimal string ("1182"), or null' })
     .nullable(),
   claims: z.boolean({ error: 'expected true when the holder believes it holds the lease, false otherwise' }),
+  /** How much longer, from when the report was sent, the holder believes it holds the lease. */
+  claimForMs: ms('how much longer the holder believes it holds the lease').nullable().optional(),
   renewals: z.array(reportedRenewalSchema).max(TELEMETRY_MAX_RENEWALS),
 });
 

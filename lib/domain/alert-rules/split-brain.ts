@@ -1,0 +1,105 @@
+// split_brain: a holder believes it holds a lease that the backend shows held by another
+// holder (or under another token), or expired or free; or two holders believe they hold it at
+// once; for longer than graceMs. The zombie leader fencing exists for. Holders say what they
+// believe in their reports (POST /api/v1/telemetry: `claims`, `token`, and until when,
+// `claimForMs`). A condition: cleared when the claims and the backend agree again (a claim
+// ended, ran out, or the backend shows the claimant holding). A stale lease, or one the
+// backend holds in a shape Leasehold cannot read, is not judged.
+import { z } from 'zod';
+import { ms, show } from '../alert-text';
+import { defineAlertRule, param, type RaiseOptions } from './define';
+import { leaseSubject, type LeaseFacts } from './model';
+
+type Claim = { holder: string; token: string | null; untilMono: number };
+type Watched = { lease: LeaseFacts; claims: Map<string, Claim>; conflictSince: number | null };
+type Conflict = { why: string; claims: readonly Claim[] };
+
+/** What is wrong with the lease's claims against the backend's view, or null when they agree. */
+export function claimConflict(lease: LeaseFacts, claims: readonly Claim[]): Conflict | null {
+  if (claims.length === 0 || lease.stale || lease.state === 'unknown') return null;
+  const tokenOf = (claim: Claim) => (claim.token === null ? '' : ` (token ${claim.token})`);
+  if (claims.length > 1) {
+    const named = claims.map((claim) => `${show(claim.holder)}${tokenOf(claim)}`).join(' and ');
+    return { why: `${claims.length} holders claim it at once: ${named}`, claims };
+  }
+  const claim = claims[0]!;
+  const backend =
+    lease.state === 'held' ? `the backend shows ${show(lease.holder)} holding it${lease.token === null ? '' : ` with token ${lease.token}`}` : `the backend shows it ${lease.state === 'free' ? 'free' : 'expired'}`;
+  const elsewhere = lease.state !== 'held' || lease.holder !== claim.holder || (claim.token !== null && lease.token !== null && claim.token !== lease.token);
+  return elsewhere ? { why: `${show(claim.holder)}${tokenOf(claim)} claims it while ${backend}`, claims } : null;
+}
+
+export const splitBrain = defineAlertRule({
+  type: 'split_brain',
+  severity: 'critical',
+  describe: "a holder claims a lease the backend shows held by another or expired, or two holders claim it at once, for longer than graceMs",
+  params: z.strictObject({ graceMs: param.duration({ label: 'For longer than (duration)', words: 'for longer than {}', max: 3_600_000, default: 1_000 }) }),
+  evaluation: () => {
+    const watched = new Map<string, Watched>();
+    return {
+      on(input, _now, act) {
+        if (input.type === 'claim') {
+          let entry = watched.get(input.lease.id);
+          if (!entry) {
+            if (!input.claims || act.rules.length === 0) return;
+            entry = { lease: input.lease, claims: new Map(), conflictSince: null };
+            watched.set(input.lease.id, entry);
+          }
+          entry.lease = input.lease;
+          if (input.claims && input.claimUntilMono !== null) entry.claims.set(input.holder, { holder: input.holder, token: input.token, untilMono: input.claimUntilMono });
+          else entry.claims.delete(input.holder);
+          return;
+        }
+        if (input.type === 'seen' || input.type === 'change' || input.type === 'forced') {
+          const entry = watched.get(input.lease.id);
+          if (entry) entry.lease = input.lease;
+        }
+      },
+      tick(nowMono, act) {
+        for (const [id, entry] of watched) {
+          for (const [holder, claim] of entry.claims) if (claim.untilMono <= nowMono) entry.claims.delete(holder);
+          // Not judged while the backend cannot be read: neither raised nor cleared.
+          if (entry.lease.stale) continue;
+          const conflict = claimConflict(entry.lease, [...entry.claims.values()]);
+          if (!conflict) {
+            if (entry.conflictSince !== null) act.clearAll(leaseSubject(entry.lease), entry.claims.size === 0 ? 'the claim stopped' : 'the claims agree with the backend');
+            entry.conflictSince = null;
+            if (entry.claims.size === 0) watched.delete(id);
+            continue;
+          }
+          entry.conflictSince ??= nowMono;
+          for (const { rule, params } of act.covering(entry.lease)) {
+            if (nowMono - entry.conflictSince < params.graceMs) continue;
+            act.raise(rule, leaseSubject(entry.lease), raiseOptions(entry.lease, conflict, nowMono - entry.conflictSince));
+          }
+        }
+      },
+      forget(source) {
+        for (const [id, entry] of watched) if (entry.lease.source === source) watched.delete(id);
+      },
+    };
+  },
+});
+
+/** The alert: names each claimant and its token, and the backend's view. */
+function raiseOptions(lease: LeaseFacts, conflict: Conflict, forMs: number): RaiseOptions {
+  const first = conflict.claims[0]!;
+  // The alert's holder is the claimant; previousHolder, the holder the backend shows (or the other claimant).
+  const other = conflict.claims[1] ?? (lease.state === 'held' ? { holder: lease.holder, token: lease.token } : null);
+  return {
+    summary: `${show(lease.id)}: split brain for ${ms(forMs)}: ${conflict.why}`,
+    facts: {
+      holder: first.holder,
+      token: first.token,
+      previousHolder: other?.holder ?? null,
+      previousToken: other?.token ?? null,
+      ttlMs: lease.ttlMs,
+      detail: {
+        claims: conflict.claims.map((claim) => ({ holder: claim.holder, token: claim.token })),
+        backend: { state: lease.state, holder: lease.holder, token: lease.token },
+        forMs: Math.round(forMs),
+      },
+    },
+    once: true,
+  };
+}

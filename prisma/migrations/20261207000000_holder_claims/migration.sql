@@ -1,0 +1,13 @@
+-- Holders' claims checked against the backend (lib/domain/alert-rules/split-brain.ts and
+-- late-holder.ts): each holder's last claim keeps until when it stands (the holder's own
+-- "I hold it for another N ms", or a default) and how late its last renewals ran.
+
+-- AlterTable
+ALTER TABLE "HolderClaim" ADD COLUMN "claimUntil" TIMESTAMPTZ(3);
+ALTER TABLE "HolderClaim" ADD COLUMN "lateMaxMs" DOUBLE PRECISION;
+
+-- The two rules, on by default like the other built-in rules.
+INSERT INTO "AlertRule" ("id", "name", "type", "severity", "scope", "params", "enabled", "builtIn") VALUES
+    ('default-late-holder', 'Late holder', 'late_holder', 'warning', 'all', '{"latePercent": 30}', true, true),
+    ('default-split-brain', 'Split brain', 'split_brain', 'critical', 'all', '{"graceMs": 1000}', true, true)
+ON CONFLICT ("id") DO NOTHING;
