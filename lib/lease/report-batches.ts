@@ -56,6 +56,8 @@ export class Pending {
   readonly stats: LeaseReporterStats = { sent: 0, dropped: 0, pending: 0, failedPosts: 0 };
   /** Leases (with their holder) not to report until a time (wall ms): refused by Leasehold, or too long to send. */
   private readonly muted = new Map<string, number>();
+  /** How many times each was set aside, for a longer wait each time. */
+  private readonly refusals = new Map<string, number>();
 
   constructor(private readonly maxPending: number) {}
 
@@ -103,10 +105,13 @@ export class Pending {
   }
 
   /** Stops reporting a holder's lease until `until` (wall ms), dropping what is pending for it. */
-  mute(report: Pick<TelemetryReport, 'lease' | 'holder'>, until: number) {
+  mute(report: Pick<TelemetryReport, 'lease' | 'holder'>, until: number | ((refusals: number) => number)) {
     const id = entryId(report.holder, report.lease);
     if (this.muted.size >= 10_000) this.muted.clear(); // bounded: forgetting a mute only costs one more refusal
-    this.muted.set(id, until);
+    if (this.refusals.size >= 10_000) this.refusals.clear();
+    const refusals = (this.refusals.get(id) ?? 0) + 1;
+    this.refusals.set(id, refusals);
+    this.muted.set(id, typeof until === 'number' ? until : until(refusals));
     const entry = this.entries.get(id);
     if (!entry) return;
     this.stats.pending -= entry.renewals.length;
@@ -164,11 +169,15 @@ export class Pending {
     }
   }
 
-  /** The batches to send now, each within the endpoint's limits; the renewals leave their entries. */
-  take(now: number, wallNow: number, onError: (error: Error) => void): TelemetryReport[][] {
+  /**
+   * The batches to send now, each within the endpoint's limits; the renewals leave their
+   * entries. `onlyChangedClaims`: only the entries whose claim started or ended since Leasehold last heard.
+   */
+  take(now: number, wallNow: number, onError: (error: Error) => void, onlyChangedClaims = false): TelemetryReport[][] {
     const batcher = new Batcher();
     const oldestKept = new Date(wallNow - MAX_RENEWAL_AGE_MS).toISOString();
     for (const [id, entry] of this.entries) {
+      if (onlyChangedClaims && !this.claimChanged(entry, now)) continue;
       const claimForMs = Math.round(claimLeft(entry, now));
       const claims = claimForMs > 0;
       if (entry.claimUntil !== null && entry.claimUntil <= now) entry.claimUntil = null;

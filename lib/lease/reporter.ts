@@ -20,7 +20,7 @@
 // other than 429 names something wrong with the report itself: that batch is dropped and the
 // answer handed to onError, since sending it again would be refused again; after a 422 (a
 // lease Leasehold does not observe) its reports are sent one by one, and the refused lease is
-// left out for a minute.
+// left out for a second, then longer while it is refused again (up to a minute).
 import { monotonicNow } from './deadline';
 import { Pending, type LeaseReporterStats, type TelemetryReport } from './report-batches';
 import type { LeaseTimingListener } from './timings';
@@ -38,6 +38,11 @@ export type LeaseReporterOptions = {
   leaseId?: (key: string) => string | null;
   /** How often to post (default 5 s). */
   flushEveryMs?: number;
+  /**
+   * A claim that starts or ends is posted at once, alone, rather than at the next flush
+   * (default true): Leasehold's split_brain rule compares claims with the backend.
+   */
+  claimChangesAtOnce?: boolean;
   /** Renewals kept while Leasehold cannot be reached (default 10,000); older ones are dropped. */
   maxPendingRenewals?: number;
   /** Deadline of one post (default 5 s). */
@@ -117,8 +122,12 @@ async function postBatch(endpoint: string, send: Send, batch: TelemetryReport[],
   }
 }
 
-/** How long a lease Leasehold refused (422: not observed there) is left out of reports. */
-const REFUSED_LEASE_MUTE_MS = 60_000;
+/**
+ * How long a lease Leasehold refused (422: not observed there) is left out of reports: 1 s
+ * after the first refusal (a lease acquired a moment ago is observed within a poll), doubling
+ * to a minute while it is refused again.
+ */
+const refusedLeaseMuteMs = (refusals: number) => Math.min(60_000, 1_000 * 2 ** Math.min(refusals - 1, 6));
 
 export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporter {
   const endpoint = new URL('/api/v1/telemetry', options.url).toString();
@@ -131,16 +140,16 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
   let flushing: Promise<void> | null = null;
   let closed = false;
 
-  /** A refused batch is dropped, said why; a 422 (a lease not observed there) mutes that lease for a minute. */
+  /** A refused batch is dropped, said why; a 422 (a lease not observed there) sets that lease aside for a while (refusedLeaseMuteMs). */
   const refused = (batch: TelemetryReport[], answer: { status: number; said: string }) => {
     pending.stats.dropped += renewalsIn(batch);
     const reports = batch.length === 1 ? '1 report' : `${batch.length} reports`;
     onError(new Error(`Leasehold refused ${reports} with ${renewalsIn(batch)} renewals (HTTP ${answer.status}): ${answer.said}; they are dropped`));
-    if (answer.status === 422 && batch.length === 1) pending.mute(batch[0]!, Date.now() + REFUSED_LEASE_MUTE_MS);
+    if (answer.status === 422 && batch.length === 1) pending.mute(batch[0]!, (refusals) => Date.now() + refusedLeaseMuteMs(refusals));
   };
 
-  const flushNow = async () => {
-    const batches = pending.take(monotonicNow(), Date.now(), onError);
+  const flushNow = async (onlyChangedClaims = false) => {
+    const batches = pending.take(monotonicNow(), Date.now(), onError, onlyChangedClaims);
     for (let i = 0; i < batches.length; i++) {
       const batch = batches[i]!;
       const answer = await postBatch(endpoint, post, batch, pending.stats);
@@ -167,9 +176,9 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
     }
   };
 
-  const flush = (): Promise<void> => {
+  const flush = (onlyChangedClaims = false): Promise<void> => {
     // One flush at a time; a second caller waits for the one running, then runs its own.
-    const current = (flushing ?? Promise.resolve()).then(flushNow).finally(() => {
+    const current = (flushing ?? Promise.resolve()).then(() => flushNow(onlyChangedClaims)).finally(() => {
       if (flushing === current) flushing = null;
     });
     flushing = current;
@@ -184,12 +193,20 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
 
   // A claim that starts or ends is sent at once, not at the next tick: Leasehold compares
   // claims with the backend, and a claim it heard of late would look like two holders.
+  // At most one such flush waits at a time (a hanging Leasehold does not pile them up).
   let soon: NodeJS.Timeout | null = null;
+  let soonQueued = false;
   const claimChanged = () => {
-    if (soon || closed) return;
+    if (soon || soonQueued || closed || options.claimChangesAtOnce === false) return;
     soon = setTimeout(() => {
       soon = null;
-      void flush().catch((error: Error) => onError(error));
+      soonQueued = true;
+      // Only the leases whose claim changed (what is already heard waits for the tick); while a
+      // flush runs, this one waits for it, and whatever it has sent by then is not sent again.
+      const queued = flushing ?? Promise.resolve();
+      const started = () => void (soonQueued = false);
+      void queued.then(started, started);
+      void flush(true).catch((error: Error) => onError(error));
     }, 10);
     soon.unref();
   };
@@ -204,7 +221,7 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
       const now = monotonicNow();
       if (lease !== null && pending.claim(lease, holder, token, claims ? now + Math.max(0, forMs) : null, now, Date.now())) claimChanged();
     },
-    flush,
+    flush: () => flush(),
     stats: () => ({ ...pending.stats }),
     async close() {
       if (closed) return;

@@ -148,7 +148,7 @@ describe('holder-side timings: an elector, prom-client and the reporter', () => 
     answer = { status: 202, body: '{"accepted":true}' };
     const registry = new Registry();
     const seen: LeaseTiming[] = [];
-    const reporter = createLeaseReporter({ url: receiverUrl, token: 'lh_reporter_secret', source: 'orders-redis', flushEveryMs: 60_000 });
+    const reporter = createLeaseReporter({ url: receiverUrl, token: 'lh_reporter_secret', source: 'orders-redis', flushEveryMs: 60_000, claimChangesAtOnce: false });
     const client = createLeaseClient({ ...redis.options(), onTiming: [(t) => seen.push(t), leaseMetrics({ registry }), reporter.listener] });
     opened.push(client);
     const key = redis.key('elector');
@@ -193,7 +193,7 @@ describe('holder-side timings: an elector, prom-client and the reporter', () => 
   it('the reporter says a held lease is claimed at every flush, and its end once, as false', async () => {
     posts.length = 0;
     answer = { status: 202, body: '{"accepted":true}' };
-    const reporter = createLeaseReporter({ url: receiverUrl, token: 't', leaseId: (key) => `r/${key}`, flushEveryMs: 60_000 });
+    const reporter = createLeaseReporter({ url: receiverUrl, token: 't', leaseId: (key) => `r/${key}`, flushEveryMs: 60_000, claimChangesAtOnce: false });
     const client = createLeaseClient({ ...redis.options(), onTiming: reporter.listener });
     opened.push(client);
     const key = redis.key('claims');
@@ -207,10 +207,44 @@ describe('holder-side timings: an elector, prom-client and the reporter', () => 
     await reporter.close();
   });
 
+  it("the reporter sends a claim's start and end at once, with how much longer the holder believes it holds, and takes the application's own word beside the client's", async () => {
+    posts.length = 0;
+    answer = { status: 202, body: '{}' };
+    const reporter = createLeaseReporter({ url: receiverUrl, token: 't', source: 's', flushEveryMs: 60_000 });
+    const client = createLeaseClient({ ...redis.options(), onTiming: reporter.listener });
+    opened.push(client);
+    const key = redis.key('claim-now');
+    const posted = async (count: number) => {
+      for (let i = 0; i < 100 && posts.length < count; i++) await sleep(20);
+      expect(posts).toHaveLength(count);
+      return posts[count - 1]!.reports;
+    };
+    const lease = (await client.acquire(key, { holder: 'h', ttlMs: 5_000 }))!;
+    // No flush was called, and the tick is a minute away: the start went by itself.
+    const [start] = await posted(1);
+    expect(start).toMatchObject({ lease: `s/${key}`, holder: lease.holder, token: lease.token.toString(), claims: true });
+    expect(start!.claimForMs).toBeGreaterThan(3_000);
+    expect(start!.claimForMs).toBeLessThanOrEqual(5_000);
+    await client.release(lease);
+    const [end] = await posted(2);
+    expect(end).toMatchObject({ claims: false });
+    expect(end).not.toHaveProperty('claimForMs');
+    // The application says it still acts as the holder (a zombie's own belief): sent at once too, and its end.
+    reporter.claim({ key, holder: lease.holder, token: lease.token, claims: true, forMs: 3_000 });
+    const [word] = await posted(3);
+    expect(word).toMatchObject({ claims: true, token: lease.token.toString() });
+    expect(word!.claimForMs).toBeGreaterThan(2_800);
+    reporter.claim({ key, holder: lease.holder, token: lease.token, claims: false });
+    expect((await posted(4))[0]).toMatchObject({ claims: false });
+    // Only what changed goes at once: nothing else was sent in between.
+    expect(posts.every((p) => p.reports.length === 1)).toBe(true);
+    await reporter.close();
+  });
+
   it('the reporter splits more than 1,000 renewals into requests of at most 1,000, keeps them while the receiver answers 503, and drops a batch it refuses with 400, saying why', async () => {
     posts.length = 0;
     const errors: string[] = [];
-    const reporter = createLeaseReporter({ url: receiverUrl, token: 't', source: 's', flushEveryMs: 60_000, onError: (e) => errors.push(e.message) });
+    const reporter = createLeaseReporter({ url: receiverUrl, token: 't', source: 's', flushEveryMs: 60_000, claimChangesAtOnce: false, onError: (e) => errors.push(e.message) });
     const client = createLeaseClient({ ...redis.options(), onTiming: reporter.listener });
     opened.push(client);
     const key = redis.key('many');
@@ -249,7 +283,7 @@ describe('holder-side timings: an elector, prom-client and the reporter', () => 
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const reporter = createLeaseReporter({ url: `http://127.0.0.1:${port}`, token: 't', source: 's', flushEveryMs: 60_000, maxPendingRenewals: 100, onError: (e) => errors.push(e.message) });
+    const reporter = createLeaseReporter({ url: `http://127.0.0.1:${port}`, token: 't', source: 's', flushEveryMs: 60_000, claimChangesAtOnce: false, maxPendingRenewals: 100, onError: (e) => errors.push(e.message) });
     const client = createLeaseClient({ ...redis.options(), onTiming: reporter.listener });
     opened.push(client);
     let lease = (await client.acquire(redis.key('unreachable'), { holder: 'h', ttlMs: 30_000 }))!;
@@ -266,7 +300,7 @@ describe('holder-side timings: an elector, prom-client and the reporter', () => 
     posts.length = 0;
     requests.length = 0;
     const errors: string[] = [];
-    const reporter = createLeaseReporter({ url: receiverUrl, token: 't', source: 's', flushEveryMs: 60_000, onError: (e) => errors.push(e.message) });
+    const reporter = createLeaseReporter({ url: receiverUrl, token: 't', source: 's', flushEveryMs: 60_000, claimChangesAtOnce: false, onError: (e) => errors.push(e.message) });
     const client = createLeaseClient({ ...redis.options(), onTiming: reporter.listener });
     opened.push(client);
     const prefix = redis.key('wide');
