@@ -24,6 +24,12 @@ import { startAlerting, type Alerting } from '../alerts';
 import { observeSource, type ObserveOptions } from './observe-source';
 import { StaleOwnerError } from '../db/observer-writes';
 import { createBus, type Bus } from '../live/bus';
+import { backendOf } from '../sources/backends';
+import type { CanaryTarget } from '../sources/backend';
+import type { CanaryEntry } from '../sources/config-parts';
+import type { PgPoolLike } from '../db/pg-like';
+import { systemClock } from '../time/clock';
+import { hidingCanary, startCanary } from './canary';
 
 export type CollectorOptions = {
   store: Store;
@@ -70,7 +76,22 @@ type Observers = {
   // before the last one has finished stopping, and the source is owned while either runs.
   running: Map<string, number>;
   alerting: Alerting | null;
+  /** The sources' canary leases, by source name (only those configured with one). */
+  canaries: ReadonlyMap<string, Canaried>;
 };
+
+type Canaried = { canary: CanaryEntry; target: Extract<CanaryTarget, { client: unknown }> };
+
+/** Where each source's canary is held; a source whose canary cannot be held (the config check says why) has none. */
+function canaryTargets(config: Config, embedded: PgPoolLike | null): Map<string, Canaried> {
+  const out = new Map<string, Canaried>();
+  for (const source of config.sources) {
+    if (!source.canary) continue;
+    const target = backendOf(source).canary?.(source, source.canary, { embedded });
+    if (target && 'client' in target) out.set(source.name, { canary: source.canary, target });
+  }
+  return out;
+}
 
 export function startCollector(given: CollectorOptions): Collector {
   const options = { ...given, bus: given.bus ?? createBus() };
@@ -79,10 +100,15 @@ export function startCollector(given: CollectorOptions): Collector {
   const log = options.log ?? linesTo(base.child({ area: 'collector' }));
   const ttlMs = options.ownershipTtlMs ?? options.config.collectorLeaseTtlMs;
   // On the embedded store, a source may name its database (pglite://embedded, lib/sources/postgres/config.ts): it is read through the store's own PGlite.
-  const sources = createSources(options.config, options.store.pglite ? pglitePool(options.store.pglite) : null, { clock: options.clock, log: base.child({ area: 'source' }) });
+  const embedded = options.store.pglite ? pglitePool(options.store.pglite) : null;
+  const canaries = canaryTargets(options.config, embedded);
+  const sources = createSources(options.config, embedded, { clock: options.clock, log: base.child({ area: 'source' }) }).map((source) => {
+    const canary = canaries.get(source.name);
+    return canary ? hidingCanary(source, canary.target.observedKey) : source;
+  });
   const stop = new AbortController();
   const alerting = options.alerts !== false && options.config.alerts?.enabled === true ? startAlerting({ store: options.store, config: options.config, workerId: id, log: base.child({ area: 'alerts' }), clock: options.clock, retryBaseMs: options.alertRetryBaseMs, retryMaxMs: options.alertRetryMaxMs }) : null;
-  const observers: Observers = { options, id, log, ringSize: options.config.retention.renewalSamplesPerLease, owned: new Set(), running: new Map(), alerting };
+  const observers: Observers = { options, id, log, ringSize: options.config.retention.renewalSamplesPerLease, owned: new Set(), running: new Map(), alerting, canaries };
   let leaseClient: LeaseClient | null = null;
   let stopping: Promise<void> | null = null;
 
@@ -146,10 +172,13 @@ function observeOwnedSources(observers: Observers, sources: LeaseSource[], clien
 
 /** Observes one source with the ownership token `token` until `signal` aborts, counted as owned meanwhile. */
 async function observe(observers: Observers, source: LeaseSource, token: bigint, signal: AbortSignal) {
-  const { options, id, log, ringSize, owned, running, alerting } = observers;
+  const { options, id, log, ringSize, owned, running, alerting, canaries } = observers;
   running.set(source.name, (running.get(source.name) ?? 0) + 1);
   owned.add(source.name);
   metrics.set('leasehold_source_owned', { source: source.name, collector: id }, 1);
+  const canary = canaries.get(source.name);
+  // The canary runs beside the observer, for as long as this collector owns the source.
+  const stopCanary = canary ? startCanary({ source: source.name, ...canary, collectorId: id, store: options.store, alerts: alerting?.engine, clock: options.clock ?? systemClock, log: (line) => log(scrub(redactUrlsIn(line), secretsOf(options.config))) }, signal) : null;
   try {
     // An observer that fails for any reason but a lost ownership starts again: after 1 s,
     // growing to 10 s while it keeps failing at once, and 1 s again after one that ran for a
@@ -165,6 +194,7 @@ async function observe(observers: Observers, source: LeaseSource, token: bigint,
         log(`${source.name}: observer failed (${scrub(redactUrlsIn(String((error as Error)?.stack ?? error)), secretsOf(options.config))}); restarting in ${(delayMs / 1000).toFixed(1)} s`),
     }).catch((error: unknown) => log((error as Error).message));
   } finally {
+    await stopCanary?.();
     const left = running.get(source.name)! - 1;
     running.set(source.name, left);
     if (left === 0) {

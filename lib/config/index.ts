@@ -10,7 +10,7 @@ import path from 'node:path';
 import { rememberSecrets, scrub, secretsOf } from '../redact';
 import { interpolateEnv, parseConfigText, readConfigFile } from './file';
 import { formatIssue, formatPath } from './issues';
-import { backendOf } from '../sources/backends';
+import { backendOf, canaryProblem } from '../sources/backends';
 import { blankToUndefined, DEFAULT_CONFIG_FILE, envSchema, fileSchema, type Config, type FileConfig } from './schema';
 
 export { describeValue, formatIssue } from './issues';
@@ -115,6 +115,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   fileConfig?.sources.forEach((source, index) => {
     const found = backendOf(source).checkInConfig?.(source, { embedded: !databaseUrl });
     if (found) problems.push(`${formatPath(['sources', index, found.field], fileValue)}: ${found.problem}`);
+    const canary = canaryProblem(source);
+    if (canary) problems.push(`${formatPath(['sources', index, 'canary'], fileValue)}: ${canary}`);
   });
 
   if (problems.length > 0 || !envResult.success || fileConfig === undefined) {

@@ -4,6 +4,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 const POLL_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** A canary's round trips: from a loopback server's fraction of a millisecond to a call's 5 s deadline. */
+const CANARY_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 // Every metric this process keeps: name, help and label names. Labels are written sorted by name.
 const GAUGES = {
@@ -24,10 +26,13 @@ const COUNTERS = {
   leasehold_deadline_reads_total: ['Targeted reads made because a lease reached its deadline without a renewal seen, by source.', ['source']],
   leasehold_webhook_attempts_total: ['Webhook delivery attempts, by endpoint format and outcome (delivered, failed, gone, refused).', ['format', 'outcome']],
   leasehold_alert_write_failures_total: ['Alert writes that failed and were retried.', []],
+  leasehold_canary_calls_total: ["Calls of each source's canary lease, by call (acquire, renew, release) and outcome (lib/lease's: ok, busy, lost, unavailable, aborted, error).", ['call', 'outcome', 'source']],
 } as const;
 const HISTOGRAMS = {
   leasehold_poll_duration_seconds: ['Time to read a source and write what changed, per read.', ['source']],
+  leasehold_canary_renew_seconds: ["Round trip of each renewal of a source's canary lease (failed ones included: the time to fail).", ['source']],
 } as const;
+const HISTOGRAM_BUCKETS_S: Record<keyof typeof HISTOGRAMS, number[]> = { leasehold_poll_duration_seconds: POLL_BUCKETS_S, leasehold_canary_renew_seconds: CANARY_BUCKETS_S };
 
 type Spec = readonly [help: string, labelNames: readonly string[]];
 type LabelsOf<S extends Spec> = Record<S[1][number], string>;
@@ -58,7 +63,7 @@ function processMetrics(): ProcessMetrics {
     registry,
     gauges: build(GAUGES, (name, help, labelNames) => new Gauge({ name, help, labelNames, registers })),
     counters: build(COUNTERS, (name, help, labelNames) => new Counter({ name, help, labelNames, registers })),
-    histograms: build(HISTOGRAMS, (name, help, labelNames) => new Histogram({ name, help, labelNames, buckets: POLL_BUCKETS_S, registers })),
+    histograms: build(HISTOGRAMS, (name, help, labelNames) => new Histogram({ name, help, labelNames, buckets: HISTOGRAM_BUCKETS_S[name], registers })),
     gaugeSeries: new Map(),
   };
   collectDefaultMetrics({ register: registry });

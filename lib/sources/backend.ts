@@ -5,6 +5,8 @@
 // of the sources page and the lease page; none of them names a kind.
 import type { z } from 'zod';
 import type { PgPoolLike } from '../db/pg-like';
+import type { LeaseClientOptions } from '../lease';
+import type { CanaryEntry } from './config-parts';
 import type { Logger } from '../log';
 import type { Clock } from '../time/clock';
 import type { CheckedRequest, ForceDone, ForcePlan } from './force';
@@ -27,7 +29,14 @@ export type BackendForce = {
 };
 
 /** What every source entry of the config holds, whatever its kind (lib/sources/config-parts.ts sourceEntry). */
-export type SourceEntry = { name: string; backend: string; pollMs?: number };
+export type SourceEntry = { name: string; backend: string; pollMs?: number; canary?: CanaryEntry };
+
+/**
+ * Where a source's canary lease is held (lib/collector/canary.ts): lib/lease's client for the
+ * source's backend, in its Leasehold layout, and the key the source's own reads name the canary
+ * by (the collector leaves it out of them); or why this source cannot hold one.
+ */
+export type CanaryTarget = { client: LeaseClientOptions; observedKey: string } | { problem: string };
 
 /** A backend's config entry: a strict object whose `backend` is the kind's literal (sourceEntry). */
 export type SourceEntrySchema<C extends SourceEntry> = z.ZodType<C> & z.core.$ZodTypeDiscriminable;
@@ -48,6 +57,8 @@ export type BackendDescriptor<C extends SourceEntry = SourceEntry> = {
   createSource(config: C, context: BackendContext): LeaseSource;
   /** Its guarded actions; throws ForceNotPossibleError when the source cannot be acted on here. */
   createForce(config: C, context: Omit<BackendContext, 'defaultPollMs'>): BackendForce;
+  /** Its canary lease's client and key (config.canary is set); absent: the kind has no canary. */
+  canary?(config: C, canary: CanaryEntry, context: Pick<BackendContext, 'embedded'>): CanaryTarget;
   /** The addresses it reads, as configured (redacted by the caller before anyone sees them). */
   endpoints(config: C): readonly string[];
   /** How the sources page names one source of this kind, from what it last reported of itself (Redlock: over how many instances). */

@@ -8,6 +8,7 @@ import { postgresBackend } from './postgres/backend';
 import { redisBackend } from './redis/backend';
 import { plainFactsPanel } from './status-panel';
 import type { SourcePanel } from '../domain/schemas/source-panel';
+import type { PgPoolLike } from '../db/pg-like';
 
 const REGISTERED = [postgresBackend, redisBackend, etcdBackend] as const;
 
@@ -48,4 +49,16 @@ export function sourceTitle(backend: string, detail: unknown, list: readonly Bac
 export function sourcePanel(backend: string, detail: unknown, list: readonly BackendDescriptor[] = BACKEND_DESCRIPTORS): SourcePanel | null {
   if (detail === null || detail === undefined) return null;
   return list.find((d) => d.kind === backend)?.panel?.(detail) ?? plainFactsPanel(detail);
+}
+
+/** A pool that is never asked anything: where a canary's target is only judged, not opened. */
+const JUDGED_ONLY: PgPoolLike = { query: () => Promise.reject(new Error('not opened')), connect: () => Promise.reject(new Error('not opened')), end: async () => {}, on: () => undefined };
+
+/** Why a source's canary cannot be held (null: it can, or it has none), as the config is read. */
+export function canaryProblem(config: SourceEntry, list: readonly BackendDescriptor[] = BACKEND_DESCRIPTORS): string | null {
+  if (!config.canary) return null;
+  const descriptor = backendOf(config, list);
+  if (!descriptor.canary) return `expected no canary: ${descriptor.title} sources cannot hold one`;
+  const target = descriptor.canary(config, config.canary, { embedded: JUDGED_ONLY });
+  return 'problem' in target ? target.problem : null;
 }

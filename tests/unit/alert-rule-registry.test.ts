@@ -104,7 +104,7 @@ describe('an alert rule added by its module and the list', () => {
 
 describe('the real list', () => {
   it('keeps the types, their order, and every default as they were', () => {
-    expect(ALERT_RULE_TYPES).toEqual(['missed_renewal', 'late_renewal', 'failover', 'flapping', 'leaderless', 'token_regression', 'source_down', 'held_too_long', 'force_action', 'late_holder', 'split_brain']);
+    expect(ALERT_RULE_TYPES).toEqual(['missed_renewal', 'late_renewal', 'failover', 'flapping', 'leaderless', 'token_regression', 'source_down', 'held_too_long', 'force_action', 'late_holder', 'split_brain', 'slow_renewals']);
     expect(Object.fromEntries(ALERT_RULES.map((m) => [m.type, [m.severity, m.defaults]]))).toEqual({
       missed_renewal: ['critical', { resolveAfterMs: 900_000 }],
       late_renewal: ['warning', { marginPercent: 20 }],
@@ -117,6 +117,7 @@ describe('the real list', () => {
       force_action: ['info', { resolveAfterMs: 300_000 }],
       late_holder: ['warning', { latePercent: 30 }],
       split_brain: ['critical', { graceMs: 1_000 }],
+      slow_renewals: ['warning', { ttlPercent: 25 }],
     });
   });
 

@@ -71,7 +71,9 @@ describe('/metrics with prom-client', () => {
       leasehold_deadline_reads_total: 'counter',
       leasehold_webhook_attempts_total: 'counter',
       leasehold_alert_write_failures_total: 'counter',
+      leasehold_canary_calls_total: 'counter',
       leasehold_poll_duration_seconds: 'histogram',
+      leasehold_canary_renew_seconds: 'histogram',
     });
     expect(out).toContain('leasehold_source_owned{collector="c",source="s"} 1');
     expect(out).toContain('leasehold_poll_duration_seconds_bucket{le="0.05",source="s"} 1');

@@ -11,12 +11,13 @@ import { lateHolder } from './late-holder';
 import { lateRenewal } from './late-renewal';
 import { leaderless } from './leaderless';
 import { missedRenewal } from './missed-renewal';
+import { slowRenewals } from './slow-renewals';
 import { sourceDown } from './source-down';
 import { splitBrain } from './split-brain';
 import { tokenRegression } from './token-regression';
 
 /** In this order in the API's errors, the forms' lists, and when several rules decide on one input. */
-export const ALERT_RULES = [missedRenewal, lateRenewal, failover, flapping, leaderless, tokenRegression, sourceDown, heldTooLong, forceAction, lateHolder, splitBrain] as const;
+export const ALERT_RULES = [missedRenewal, lateRenewal, failover, flapping, leaderless, tokenRegression, sourceDown, heldTooLong, forceAction, lateHolder, splitBrain, slowRenewals] as const;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any module, whatever its parameters' schema
 type AnyModule = AlertRuleModule<string, any>;

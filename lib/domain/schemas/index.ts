@@ -8,3 +8,4 @@ export * from './accounts';
 export * from './demo';
 export * from './source-panel';
 export * from './telemetry';
+export * from './canary';

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { FAILOVER_CAUSES } from '../failover-stats';
 import { BACKEND_NAME, EVENT_TYPES, LEASE_KINDS, LEASE_STATES } from '../types';
 import { sourcePanelSchema } from './source-panel';
+import { canaryViewSchema } from './canary';
 
 const text = z.string();
 /** An ISO 8601 time in UTC, as the API writes them (Date.prototype.toISOString). */
@@ -107,6 +108,8 @@ export const sourceViewSchema = z.object({
   /** The same as the sources page shows it, shaped by the backend's descriptor (source-panel.ts); null when it reported nothing. */
   panel: sourcePanelSchema.nullable(),
   configured: z.boolean(),
+  /** Its canary lease (GET /api/v1/sources only): null when it has none; absent where the answer leaves it out (the lease list). */
+  canary: canaryViewSchema.nullable().optional(),
 });
 
 export const renewalSampleSchema = z.object({

@@ -1,5 +1,6 @@
 // Redis as a backend kind (lib/sources/backend.ts): SET NX PX locks, fence counters and
 // Redlock quorums, read by this folder's adapter and acted on by its force.ts.
+import { exactOf } from '../exact';
 import { describeBackend } from '../backend';
 import { createRedisForce } from './force';
 import { createRedisSource } from './index';
@@ -13,6 +14,8 @@ export const redisBackend = describeBackend<RedisSourceConfig>({
   createSource: (config, context) => createRedisSource(config, context.defaultPollMs, context),
   createForce: (config) => createRedisForce(config),
   endpoints: (config) => config.urls,
+  // The lock key itself (SET NX PX) and its fence counter beside it, as lib/lease writes them.
+  canary: (config, canary) => ({ client: { backend: 'redis', urls: config.urls, fenceSuffix: config.fenceSuffix }, observedKey: exactOf(canary.key) }),
   panel: redisPanel,
   describe(detail) {
     // The status the source reported (observe.ts): { mode, instances: [...] }, read defensively.
