@@ -5,6 +5,7 @@ import { formatDuration } from '@/lib/domain/duration';
 import { When } from '@/components/when';
 import type { SourceRow } from '@/lib/queries/console';
 import { BackendDetail } from './backend-detail';
+import { CanaryPanel } from './canary-panel';
 import styles from './sources.module.css';
 
 const STATUS_TONE: Record<SourceRow['status'], BadgeTone> = { up: 'ok', down: 'bad', unknown: 'muted' };
@@ -38,7 +39,8 @@ function PollTiming({ lastPollMs, pollMs, down }: { lastPollMs: number | null; p
   );
 }
 
-export function SourceCard({ source }: { source: SourceRow }) {
+/** `readAt`: when the page read the sources (the canary chart's last hour ends then). */
+export function SourceCard({ source, readAt }: { source: SourceRow; readAt: number }) {
   const titleId = `source-${source.name}`;
   return (
     <article
@@ -117,6 +119,7 @@ export function SourceCard({ source }: { source: SourceRow }) {
       </dl>
 
       <BackendDetail source={source} />
+      {source.canary ? <CanaryPanel source={source.name} canary={source.canary} now={readAt} /> : null}
     </article>
   );
 }

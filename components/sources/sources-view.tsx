@@ -71,7 +71,7 @@ export function SourcesView() {
         </p>
         <div className={styles.cards}>
           {sources.map((source) => (
-            <SourceCard key={source.name} source={source} />
+            <SourceCard key={source.name} source={source} readAt={query.dataUpdatedAt} />
           ))}
         </div>
       </>

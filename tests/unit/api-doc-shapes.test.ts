@@ -83,6 +83,7 @@ const EXPECTED: [heading: string, schema: z.ZodType][] = [
   ['Lease', leaseViewSchema],
   ['Event', leaseEventViewSchema],
   ['Source', sourceViewSchema],
+  ['Source', sourceViewSchema], // with its canary
   ['Errors', apiErrorSchema],
   ['GET /api/v1/leases', leaseListSchema],
   ['GET /api/v1/leases/{id}', leaseDetailSchema],
