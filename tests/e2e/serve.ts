@@ -53,7 +53,8 @@ if (kind === 'embedded' || kind === 'demo' || kind === 'observing' || kind === '
       JSON.stringify({
         pollMs: 500,
         sources: [
-          { name: OBSERVED.redisSource, backend: 'redis', urls: [services.redisUrl], match: [`${OBSERVED.redisPrefix}*`] },
+          // A canary lease (tests/e2e/canary.spec.ts), under the observed prefix: it must not show among the leases.
+          { name: OBSERVED.redisSource, backend: 'redis', urls: [services.redisUrl], match: [`${OBSERVED.redisPrefix}*`], canary: { key: `${OBSERVED.redisPrefix}leasehold-canary`, ttlMs: 5_000, everyMs: 500 } },
           { name: OBSERVED.etcdSource, backend: 'etcd', endpoints: services.etcdEndpoints, prefixes: [OBSERVED.etcdPrefix] },
           { name: OBSERVED.flakySource, backend: 'redis', urls: [`redis://127.0.0.1:${OBSERVED.flakyPort}`], match: [`${OBSERVED.flakyPrefix}*`] },
         ],
