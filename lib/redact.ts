@@ -121,8 +121,10 @@ function collect(value: unknown, key: string | undefined, parent: unknown, found
   }
   if (value !== null && typeof value === 'object') {
     for (const [name, item] of Object.entries(value)) {
+      // A source's canary names the lease key it holds (shown on the sources page), not a secret: its other fields decide.
+      const canary = name === 'canary' && !secretField && typeof (value as { backend?: unknown }).backend === 'string' && item !== null && typeof item === 'object' && !Array.isArray(item);
       // Everything under a secret-named field is secret.
-      collect(item, secretField ? key : name, value, found, depth + 1);
+      collect(canary ? { ...item, key: undefined } : item, secretField ? key : name, value, found, depth + 1);
     }
   }
 }

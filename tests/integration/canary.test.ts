@@ -82,6 +82,7 @@ describe('canary leases', () => {
       { client: createLeaseClient({ backend: 'postgres', url: db.url, table: `leases_${u}` }), key: 'job', observed: `leases_${u}/job` },
     ];
     for (const user of users) expect(await user.client.acquire(user.key, { holder: 'worker', ttlMs: 30_000 })).not.toBeNull();
+    const startedAt = performance.now();
     collect(sources);
     const config = { sources };
     const views = await until(
@@ -97,6 +98,9 @@ describe('canary leases', () => {
       const renew = view.calls.renew;
       console.log(`${source.backend} canary: renew p50 ${renew.minute.p50Ms} ms, p95 ${renew.minute.p95Ms} ms, p99 ${renew.minute.p99Ms} ms, max ${renew.minute.maxMs} ms over ${renew.minute.count}; acquire ${view.calls.acquire.minute.count}`);
       expect(view.calls.acquire.day.count).toBeGreaterThanOrEqual(1);
+      // At most one request per everyMs (the rollups written so far lag the calls made, never lead them).
+      const calls = view.calls.acquire.day.count + renew.day.count + view.calls.release.day.count;
+      expect(calls).toBeLessThanOrEqual(Math.floor((performance.now() - startedAt) / source.canary!.everyMs) + 1);
       expect(renew.minute.failed).toBe(0);
       expect(renew.minute.p50Ms).toBeGreaterThan(0);
       expect(renew.minute.p50Ms!).toBeLessThanOrEqual(renew.minute.p99Ms!);
