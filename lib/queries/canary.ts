@@ -1,6 +1,7 @@
 // Each source's canary lease as GET /api/v1/sources shows it: its calls' round trips over the
 // last minute, hour and day, and its renewals minute by minute over the last hour, from the
 // rollups its collector writes (lib/db/canary.ts, lib/collector/canary.ts).
+import { Gauge, Registry } from 'prom-client';
 import type { Config } from '../config';
 import type { Store } from '../db';
 import { readCanaryMinutes, type CanaryMinute } from '../db/canary';
@@ -41,4 +42,30 @@ export function canaryFigures(rows: readonly CanaryMinute[], nowWall: number): P
     .filter((row) => row.call === 'renew' && row.minute.getTime() >= nowWall - HOUR_MS && row.count > 0)
     .map((row) => ({ minute: row.minute.toISOString(), count: row.count, failed: row.failed, p50Ms: quantileOf(row, 0.5), p99Ms: quantileOf(row, 0.99), maxMs: Math.round(row.maxMs * 100) / 100 }));
   return { calls, minutes };
+}
+
+const WINDOW_LABELS = { minute: '1m', hour: '1h', day: '1d' } as const;
+
+/**
+ * The canaries' renewals as the store has them, for /metrics in every process (the histogram
+ * leasehold_canary_renew_seconds is only in the process whose collector holds the canary):
+ * quantiles, counts and failures over the last minute, hour and day.
+ */
+export async function canaryRegistry(store: Store, config: Pick<Config, 'sources'>, nowWall: number): Promise<Registry> {
+  const registry = new Registry();
+  const views = await canaryViews(store, config, nowWall);
+  const quantiles = new Gauge({ name: 'leasehold_canary_renew_quantile_seconds', help: "Round trip of the canary's renewals at a quantile (1: the largest) over a window, as the store has them.", labelNames: ['quantile', 'source', 'window'], registers: [registry] });
+  const count = new Gauge({ name: 'leasehold_canary_renewals', help: "The canary's renewals over a window, as the store has them.", labelNames: ['source', 'window'], registers: [registry] });
+  const failed = new Gauge({ name: 'leasehold_canary_renewal_failures', help: "The canary's renewals that failed over a window, as the store has them.", labelNames: ['source', 'window'], registers: [registry] });
+  for (const [source, view] of views) {
+    for (const [name, window] of Object.entries(WINDOW_LABELS) as [keyof typeof WINDOW_LABELS, string][]) {
+      const stats = view.calls.renew[name];
+      count.set({ source, window }, stats.count);
+      failed.set({ source, window }, stats.failed);
+      for (const [quantile, ms] of [['0.5', stats.p50Ms], ['0.95', stats.p95Ms], ['0.99', stats.p99Ms], ['1', stats.maxMs]] as const) {
+        if (ms !== null) quantiles.set({ quantile, source, window }, ms / 1000);
+      }
+    }
+  }
+  return registry;
 }

@@ -12,7 +12,7 @@ import { openAlertsOf } from '../../lib/db/alerts';
 import { openStore, type Store } from '../../lib/db/store';
 import { createLeaseClient } from '../../lib/lease';
 import { renderMetrics } from '../../lib/metrics';
-import { canaryViews } from '../../lib/queries/canary';
+import { canaryRegistry, canaryViews } from '../../lib/queries/canary';
 import { testCollector } from '../support/collector';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
 import { testServices } from '../support/services';
@@ -121,6 +121,12 @@ describe('canary leases', () => {
     for (const source of sources) {
       expect(text).toMatch(new RegExp(`^leasehold_canary_renew_seconds_count\\{source="${source.name}"\\} [1-9]`, 'm'));
       expect(text).toMatch(new RegExp(`^leasehold_canary_calls_total\\{call="acquire",outcome="ok",source="${source.name}"\\} 1$`, 'm'));
+    }
+    // The store's view, on /metrics in every process.
+    const fromStore = await (await canaryRegistry(store, config, Date.now())).metrics();
+    for (const source of sources) {
+      expect(fromStore).toMatch(new RegExp(`^leasehold_canary_renew_quantile_seconds\\{quantile="0.99",source="${source.name}",window="1m"\\} 0\\.\\d+$`, 'm'));
+      expect(fromStore).toMatch(new RegExp(`^leasehold_canary_renewal_failures\\{source="${source.name}",window="1h"\\} 0$`, 'm'));
     }
     expect(await openAlertsOf(store, sources[0]!.name)).toEqual([]);
   }, 40_000);
