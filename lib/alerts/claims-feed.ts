@@ -17,8 +17,11 @@ export class ClaimsFeed {
   /** Each source this process observes: its leases by key (the observer's own map). */
   private readonly sources = new Map<string, ReadonlyMap<string, TrackedLease>>();
   private cursor: Date | null = null;
-  /** What was handed on: (lease, holder) → the reportedAt of its report (ms), so an overlap is not fed twice. */
-  private readonly fed = new Map<string, number>();
+  /**
+   * What was handed on: (lease, holder) → the reportedAt of its report and of its lateness
+   * (ms), so that an overlap is not fed twice, nor a lateness already judged.
+   */
+  private readonly fed = new Map<string, { at: number; lateAt: number }>();
 
   constructor(
     private readonly store: Store,
@@ -46,15 +49,20 @@ export class ClaimsFeed {
     }
     if (this.cursor === null) this.cursor = from;
     const forgetBefore = this.cursor.getTime() - 2 * OVERLAP_MS;
-    for (const [id, at] of this.fed) if (at < forgetBefore) this.fed.delete(id);
+    for (const [id, { at }] of this.fed) if (at < forgetBefore) this.fed.delete(id);
     return inputs;
   }
 
   private input(report: ClaimReport, nowMono: number, nowWall: number): AlertInput | null {
     const id = `${report.leaseId}\u0000${report.holder}`;
     const at = report.reportedAt.getTime();
-    if ((this.fed.get(id) ?? -Infinity) >= at) return null;
-    this.fed.set(id, at);
+    const before = this.fed.get(id);
+    if (before && before.at >= at) return null;
+    // A lateness is judged once: when it is newer than the last judged, and recent (a claim
+    // reported again long after carries its old lateness along).
+    const lateAt = report.lateReportedAt?.getTime() ?? -Infinity;
+    const lateIsNew = lateAt > (before?.lateAt ?? -Infinity) && lateAt >= this.cursor!.getTime() - 2 * OVERLAP_MS;
+    this.fed.set(id, { at, lateAt: Math.max(lateAt, before?.lateAt ?? -Infinity) });
     let lease: TrackedLease | undefined;
     try {
       const { source, key } = parseLeaseId(report.leaseId);
@@ -64,6 +72,6 @@ export class ClaimsFeed {
     }
     if (!lease) return null;
     const claimUntilMono = report.claims && report.claimUntil ? nowMono + (report.claimUntil.getTime() - nowWall) : null;
-    return { type: 'claim', lease: this.factsOf(lease), holder: report.holder, token: report.token, claims: report.claims, claimUntilMono, lateMaxMs: report.lateMaxMs };
+    return { type: 'claim', lease: this.factsOf(lease), holder: report.holder, token: report.token, claims: report.claims, claimUntilMono, lateMaxMs: lateIsNew ? report.lateMaxMs : null, ttlMs: report.ttlMs };
   }
 }

@@ -45,14 +45,18 @@ export async function storeTelemetry(store: Store, body: TelemetryBody, now: Dat
       // The claim: since when a holder has claimed without a break survives reports that
       // go on claiming with the same token, and ends with the first that does not.
       await sql.query(
-        `INSERT INTO "HolderClaim" ("leaseId", holder, claims, token, "claimsSince", "claimUntil", "lateMaxMs", "reportedAt")
-         SELECT x."leaseId", x.holder, x.claims, x.token::numeric, CASE WHEN x.claims THEN $2::timestamptz END, x."claimUntil"::timestamptz, x."lateMaxMs", $2::timestamptz
-           FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, holder text, claims boolean, token text, "claimUntil" text, "lateMaxMs" float8)
+        `INSERT INTO "HolderClaim" ("leaseId", holder, claims, token, "claimsSince", "claimUntil", "ttlMs", "lateMaxMs", "lateReportedAt", "reportedAt")
+         SELECT x."leaseId", x.holder, x.claims, x.token::numeric, CASE WHEN x.claims THEN $2::timestamptz END, x."claimUntil"::timestamptz, x."ttlMs",
+                x."lateMaxMs", CASE WHEN x."lateMaxMs" IS NOT NULL THEN $2::timestamptz END, $2::timestamptz
+           FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, holder text, claims boolean, token text, "claimUntil" text, "ttlMs" float8, "lateMaxMs" float8)
          ON CONFLICT ("leaseId", holder) DO UPDATE SET
            claims = EXCLUDED.claims,
            token = EXCLUDED.token,
            "claimUntil" = EXCLUDED."claimUntil",
-           "lateMaxMs" = EXCLUDED."lateMaxMs",
+           "ttlMs" = COALESCE(EXCLUDED."ttlMs", "HolderClaim"."ttlMs"),
+           -- A report without lateness (no renewals) leaves the last that had some.
+           "lateMaxMs" = COALESCE(EXCLUDED."lateMaxMs", "HolderClaim"."lateMaxMs"),
+           "lateReportedAt" = COALESCE(EXCLUDED."lateReportedAt", "HolderClaim"."lateReportedAt"),
            "claimsSince" = CASE
              WHEN NOT EXCLUDED.claims THEN NULL
              -- A claim on another grant (another token) is a new claim.
@@ -119,7 +123,7 @@ export async function readHolderReports(store: Store, leaseId: string, since: Da
   return [...views.values()];
 }
 
-export type ClaimReport = { leaseId: string; holder: string; claims: boolean; token: string | null; claimUntil: Date | null; lateMaxMs: number | null; reportedAt: Date };
+export type ClaimReport = { leaseId: string; holder: string; claims: boolean; token: string | null; claimUntil: Date | null; ttlMs: number | null; lateMaxMs: number | null; lateReportedAt: Date | null; reportedAt: Date };
 
 /** Holders' last claims reported after `after`, oldest first, at most `limit` (the alert engine's feed, lib/alerts/claims-feed.ts). */
 export async function claimsReportedAfter(store: Store, after: Date, limit: number): Promise<ClaimReport[]> {
@@ -130,7 +134,9 @@ export async function claimsReportedAfter(store: Store, after: Date, limit: numb
     claims: row.claims,
     token: row.token === null ? null : row.token.toFixed(0),
     claimUntil: row.claimUntil,
+    ttlMs: row.ttlMs,
     lateMaxMs: row.lateMaxMs,
+    lateReportedAt: row.lateReportedAt,
     reportedAt: row.reportedAt,
   }));
 }

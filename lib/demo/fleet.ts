@@ -12,11 +12,12 @@ import type { PGlite } from '@electric-sql/pglite';
 import { pglitePool } from '../db/pglite-pool';
 import { lineLogger } from '../log';
 import { createBackend } from '../lease/client';
-import { createFencedStore, createLeaseClient, type FencedStore, type LeaseBackend, type LeaseClient } from '../lease';
+import { createFencedStore, createLeaseClient, createLeaseReporter, type FencedStore, type LeaseBackend, type LeaseClient, type LeaseReporter } from '../lease';
 import { setUp } from './digest';
 import { Gate } from './gate';
 import { runDigestServer, SCHEDULER_KEY, SCHEDULER_TTL_MS, SLOW_SERVER, wait } from './server';
-import { DEMO_LEASE_TABLE } from './source';
+import { DEMO_LEASE_TABLE, DEMO_SOURCE_ENTRY } from './source';
+import type { TelemetrySend } from './telemetry';
 import { pgliteSql, type DigestSql } from './sql';
 import { systemClock } from '../time/clock';
 
@@ -28,6 +29,8 @@ export type FleetOptions = {
   users?: number;
   faults?: boolean;
   log?: (line: string) => void;
+  /** Where the servers' reporter hands its reports (lib/demo/telemetry.ts); none: they report nothing. */
+  report?: TelemetrySend;
 };
 
 export type FaultRecord = { at: string; server: string; kind: 'pause' | 'crash' | 'restart'; detail: string };
@@ -59,6 +62,7 @@ class FleetRun {
     private readonly sql: DigestSql,
     private readonly log: (line: string) => void,
     public faultsOn: boolean,
+    private readonly reporter: LeaseReporter | null,
   ) {
     setMaxListeners(0, this.stopping.signal); // every server's signal follows it
   }
@@ -72,10 +76,10 @@ class FleetRun {
   startServer(name: string): Server {
     const gate = new Gate(name);
     const stop = new AbortController();
-    const client = createLeaseClient({ backend: gate.wrap(this.backend) });
+    const client = createLeaseClient({ backend: gate.wrap(this.backend), onTiming: this.reporter?.listener });
     const signal = AbortSignal.any([stop.signal, this.stopping.signal]);
     const { fenced, sql: db, log } = this;
-    const { leader } = runDigestServer({ name, gate, client, fenced, db, signal, faults: () => this.faultsOn, log });
+    const { leader } = runDigestServer({ name, gate, client, fenced, db, signal, faults: () => this.faultsOn, log, reporter: this.reporter ?? undefined });
     const server = { name, gate, stop, client, leader };
     this.servers.set(name, server);
     return server;
@@ -142,8 +146,19 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const pool = pglitePool(db);
   const backend = createBackend({ backend: 'postgres', pool, table: DEMO_LEASE_TABLE, ensureTable: false });
   const fenced: FencedStore = createFencedStore({ pool, table: 'pixly.digest_fence' });
-  // 2. The servers, and the faults.
-  const run = new FleetRun(backend, fenced, sql, log, options.faults ?? true);
+  // 2. The servers (reporting what they see of their leases and what they believe), and the faults.
+  const reporter = options.report
+    ? createLeaseReporter({
+        url: 'http://127.0.0.1/',
+        token: '',
+        leaseId: (key) => `${DEMO_SOURCE_ENTRY.name}/${DEMO_LEASE_TABLE}/${key}`,
+        flushEveryMs: 2_000,
+        send: options.report,
+        // A lease not observed yet (the first second of a server) is refused and tried again: not worth a line.
+        onError: (error) => (/HTTP 422/.test(error.message) ? undefined : log(`reporter: ${error.message}`)),
+      })
+    : null;
+  const run = new FleetRun(backend, fenced, sql, log, options.faults ?? true, reporter);
   void run.startServers(serverCount);
   void run.faultLoop();
   log(`${serverCount} servers started; faults ${run.faultsOn ? 'on' : 'off'}`);
@@ -164,6 +179,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       run.stopping.abort();
       // Let the servers resign and release (a clean shutdown), briefly.
       await wait(300);
+      await reporter?.close();
       await fenced.close();
       await backend.close();
     },

@@ -5,6 +5,7 @@ import { part, type Parts } from '../parts';
 import { stats, type DigestStats } from './digest';
 import { startFleet, type Fleet } from './fleet';
 import { pgliteSql } from './sql';
+import { inProcessTelemetry } from './telemetry';
 
 type Running = { current?: { fleet: Promise<Fleet>; store: Store } };
 
@@ -20,7 +21,7 @@ export async function startDemo(root: Parts, store: Store, options: { faults?: b
   if (!store.pglite) throw new Error('the demo runs on the embedded store only');
   const running = root.part(DEMO);
   if (!running.current) {
-    const fleet = startFleet({ db: store.pglite, faults: options.faults, users: options.users });
+    const fleet = startFleet({ db: store.pglite, faults: options.faults, users: options.users, report: inProcessTelemetry(store) });
     running.current = { store, fleet };
     // A demo that failed to start is no demo: the API then says none runs, not an error.
     fleet.catch(() => {

@@ -3,7 +3,7 @@
 // lease of its own, and works the queue. The embedded demo runs 18 of these in one process
 // (lib/demo/fleet.ts, faults through a Gate); the full-stack demo runs each in a process of
 // its own (lib/demo/stack-server.ts, faults as real signals, the Gate always open).
-import { createLeaderElector, LeaseLostError, type FencedStore, type Lease, type LeaseClient } from '../lease';
+import { createLeaderElector, LeaseLostError, type FencedStore, type Lease, type LeaseClient, type LeaseReporter } from '../lease';
 import { count, completeIfDone, currentWeek, enqueueWeek, send, startWeek, takeJobs } from './digest';
 import { ServerCrashed, type Gate } from './gate';
 import type { DigestSql } from './sql';
@@ -36,6 +36,8 @@ export type DigestServerOptions = {
   log: (line: string) => void;
   /** Told when this server starts and stops leading the scheduler. */
   onLeading?: (leading: boolean) => void;
+  /** Where the server reports its renewals (through `client`) and what it believes of the scheduler lease. */
+  reporter?: LeaseReporter;
 };
 
 /** How a server's loops report an error: a crash or the server's own stop is not one. */
@@ -56,11 +58,25 @@ export function runDigestServer(options: DigestServerOptions): { leader: () => b
     renewEveryMs: 1_500,
     renewDeadlineMs: 4_000,
     onStartedLeading: (leading, token) => schedule(options, onError, leading, token),
-    onStoppedLeading: () => options.onLeading?.(false),
+    onStoppedLeading: () => {
+      options.onLeading?.(false);
+      believes(options, null, false);
+    },
     onError,
   });
   const loops = [elector.run(signal), membership(options, onError), work(options, onError)].map((loop) => loop.catch(onError));
   return { leader: () => elector.isLeader(), done: Promise.all(loops).then(() => undefined) };
+}
+
+/**
+ * What the scheduler's code believes, reported beside what its lease client knows: "I lead,
+ * with this token, for the step I am in". A scheduler paused mid-step wakes up still
+ * believing it, and Leasehold's split_brain rule sees that claim against the backend's new
+ * holder while the fenced store refuses its write.
+ */
+const STEP_BELIEF_MS = 3_000;
+function believes(options: DigestServerOptions, token: bigint | null, claims: boolean) {
+  options.reporter?.claim({ key: SCHEDULER_KEY, holder: `${options.name}:${options.client.instance}`, token, claims, forMs: STEP_BELIEF_MS });
 }
 
 /** The scheduler: enqueue the week, watch it finish, start the next; every write fenced. */
@@ -74,6 +90,7 @@ async function schedule(options: DigestServerOptions, onError: OnError, leading:
       // A pause here is the classic one: the scheduler has read the state and is about to
       // write, and does not know it has lost its lease while it was stopped.
       await gate.pass();
+      believes(options, token, true);
       const phase = !week.enqueued ? 'enqueue' : week.completed ? 'next' : 'watch';
       const result = await fenced.write('weekly-digest', token, `week ${week.week}: ${phase}`);
       if (result === 'rejected') {
@@ -99,10 +116,12 @@ async function schedule(options: DigestServerOptions, onError: OnError, leading:
 async function membership(options: DigestServerOptions, onError: OnError) {
   const { name, gate, client, signal } = options;
   let lease: Lease | null = null;
+  // When the renewal was meant to run: every 2 s after the last call. The slow server's drift and a pause show as lateness.
+  let dueAt = 0;
   while (!signal.aborted) {
     try {
       if (!lease) lease = await client.acquire(`fleet/${name}`, { holder: name, ttlMs: MEMBER_TTL_MS });
-      else lease = await client.renew(lease);
+      else lease = await client.renew(lease, { dueAt });
     } catch (error) {
       if (error instanceof ServerCrashed) return;
       if (error instanceof LeaseLostError) lease = null;
@@ -110,6 +129,7 @@ async function membership(options: DigestServerOptions, onError: OnError) {
     }
     // The slow renewer drifts from every 2 s to every 5.6 s over a minute (margins from 4 s to 0.4 s), then starts again.
     const drift = name === SLOW_SERVER && options.faults() ? ((systemClock.wall() / 60_000) % 1) * 3_600 : 0;
+    dueAt = systemClock.mono() + MEMBER_RENEW_MS; // lib/lease's clock: performance.now()
     await wait(MEMBER_RENEW_MS + drift, signal);
   }
   if (lease && !gate.crashed) await client.release(lease).catch(() => {});

@@ -28,6 +28,7 @@ const claim = (holder: string, token: string | null, untilMono: number | null, o
   claims: untilMono !== null,
   claimUntilMono: untilMono,
   lateMaxMs: null,
+  ttlMs: null,
   ...over,
 });
 const ops = (decisions: AlertDecision[]) => decisions.map((d) => `${d.op} ${d.rule.type}`);
@@ -71,7 +72,13 @@ describe('split_brain', () => {
       { holder: 'server-02:b2', token: '8', untilMono: 9 },
       { holder: 'server-01:a1', token: '7', untilMono: 9 },
     ]);
-    expect(both?.why).toMatch(/2 holders claim it at once: server-02:b2 \(token 8\) and server-01:a1 \(token 7\)/);
+    expect(both?.why).toBe('server-01:a1 (token 7) claims it while the backend shows server-02:b2 holding it with token 8; 2 holders claim it at once');
+    expect(both?.claims.map((c) => c.holder)).toEqual(['server-01:a1', 'server-02:b2']);
+    const neither = claimConflict(lease({ state: 'expired', holder: null, token: null }), [
+      { holder: 'server-02:b2', token: '8', untilMono: 9 },
+      { holder: 'server-01:a1', token: '7', untilMono: 9 },
+    ]);
+    expect(neither?.why).toBe('server-02:b2 (token 8) and server-01:a1 (token 7) claim it while the backend shows it expired; 2 holders claim it at once');
     expect(claimConflict(lease({ state: 'expired', holder: null, token: null }), [{ holder: 'server-02:b2', token: '8', untilMono: 9 }])?.why).toMatch(/shows it expired/);
     expect(claimConflict(lease({ state: 'free', holder: null, token: null }), [{ holder: 'server-02:b2', token: '8', untilMono: 9 }])?.why).toMatch(/shows it free/);
     // The same holder name under an older grant: another instance, or a zombie of itself.
@@ -108,6 +115,12 @@ describe('late_holder', () => {
     expect(ops(e.apply(claim('server-03:c3', null, null, { lateMaxMs: 2_000 }), 2))).toEqual(['raise late_holder']);
     expect(e.apply(claim('server-02:b2', '8', 60_000, { lateMaxMs: 10 }), 3)).toEqual([]); // server-03 is still late
     expect(ops(e.apply(claim('server-03:c3', null, null, { lateMaxMs: 0 }), 4))).toEqual(['clear late_holder']);
+  });
+
+  it("measures against the TTL the holder asked for when the backend does not keep one (a Redis key)", () => {
+    const e = new AlertEvaluator([rule('late_holder')]);
+    expect(ops(e.apply(claim('w:1', '3', 60_000, { lease: lease({ ttlMs: null }), ttlMs: 10_000, lateMaxMs: 3_500 }), 0))).toEqual(['raise late_holder']);
+    expect(ops(e.apply(claim('w:1', '3', 60_000, { lease: lease({ ttlMs: null }), ttlMs: 10_000, lateMaxMs: 2_500 }), 1))).toEqual(['clear late_holder']);
   });
 
   it('judges nothing without lateness or a TTL', () => {

@@ -87,6 +87,8 @@ export type ClaimRow = {
   holder: string;
   claims: boolean;
   token: string | null;
+  /** The TTL the holder asked for, when it said. */
+  ttlMs: number | null;
   /** Until when the claim stands: the holder's claimForMs from `now`, else DEFAULT_CLAIM_MS; null when it does not claim. */
   claimUntil: Date | null;
   /** The largest lateness of the (lease, holder)'s renewals in the request, if any said. */
@@ -101,7 +103,7 @@ export function lastClaims(reports: readonly HolderReport[], now: number): Claim
     let lateMaxMs = last.get(id)?.lateMaxMs ?? null;
     for (const renewal of report.renewals) if (renewal.lateMs !== null && renewal.lateMs !== undefined) lateMaxMs = Math.max(lateMaxMs ?? 0, renewal.lateMs);
     const claimUntil = report.claims ? new Date(now + (report.claimForMs ?? DEFAULT_CLAIM_MS)) : null;
-    last.set(id, { leaseId: report.lease, holder: report.holder, claims: report.claims, token: report.token, claimUntil, lateMaxMs });
+    last.set(id, { leaseId: report.lease, holder: report.holder, claims: report.claims, token: report.token, ttlMs: report.ttlMs ?? last.get(id)?.ttlMs ?? null, claimUntil, lateMaxMs });
   }
   return [...last.values()];
 }

@@ -102,7 +102,7 @@ export function createLeaseClient(options: LeaseClientOptions | ({ backend: Leas
         const sentAt = monotonicNow();
         const sentAtWall = Date.now();
         const grant = await timed(
-          { call: 'acquire', key, holder: recorded, token: null },
+          { call: 'acquire', key, holder: recorded, token: null, ttlMs },
           () => backend.tryAcquire(key, recorded, ttlMs, { signal }),
           (granted) => (granted ? { outcome: 'ok', token: granted.token, claimUntil: sentAt + validMsOf(ttlMs) } : { outcome: 'busy', token: null, claimUntil: null }),
         );
@@ -117,7 +117,7 @@ export function createLeaseClient(options: LeaseClientOptions | ({ backend: Leas
       const sentAt = monotonicNow();
       const sentAtWall = Date.now();
       await timed(
-        { call: 'renew', key: lease.key, holder: lease.holder, token: lease.token, dueAt: options?.dueAt },
+        { call: 'renew', key: lease.key, holder: lease.holder, token: lease.token, ttlMs: lease.ttlMs, dueAt: options?.dueAt },
         () => backend.renew(lease.key, lease.holder, lease, lease.ttlMs, options),
         () => ({ outcome: 'ok', token: lease.token, claimUntil: sentAt + validMsOf(lease.ttlMs) }),
       );
@@ -126,7 +126,7 @@ export function createLeaseClient(options: LeaseClientOptions | ({ backend: Leas
 
     release(lease, options) {
       return timed(
-        { call: 'release', key: lease.key, holder: lease.holder, token: lease.token },
+        { call: 'release', key: lease.key, holder: lease.holder, token: lease.token, ttlMs: lease.ttlMs },
         () => backend.release(lease.key, lease.holder, lease, options),
         (released) => ({ outcome: released ? 'ok' : 'lost', token: lease.token, claimUntil: null }),
       );
@@ -138,7 +138,7 @@ export function createLeaseClient(options: LeaseClientOptions | ({ backend: Leas
       checkTtl(ttlMs);
       const recorded = recordedHolder(holder);
       const candidacy = backend.campaign ? backend.campaign(key, recorded, ttlMs) : genericCandidacy(backend, key, recorded, ttlMs);
-      return timedCandidacy(candidacy, timed, key, recorded, validMsOf(ttlMs));
+      return timedCandidacy(candidacy, timed, key, recorded, ttlMs, validMsOf(ttlMs));
     },
 
     close: () => backend.close(),
@@ -162,7 +162,7 @@ function genericCandidacy(backend: LeaseBackend, key: string, holder: string, tt
 }
 
 /** One call as the timer sees it: what was asked, and (for a renewal) when it was due. */
-type TimedCall = { call: LeaseCall; key: string; holder: string; token: bigint | null; dueAt?: number };
+type TimedCall = { call: LeaseCall; key: string; holder: string; token: bigint | null; ttlMs: number; dueAt?: number };
 /** What a call's answer means: its outcome, its token, and until when the holder now believes it holds (null: it does not). */
 type Settled = { outcome: LeaseCallOutcome; token: bigint | null; claimUntil: number | null };
 type Timed = <T>(call: TimedCall, work: () => Promise<T>, settle: (result: T) => Settled) => Promise<T>;
@@ -196,6 +196,7 @@ function timer(backend: LeaseBackend, onTiming: LeaseClientCommonOptions['onTimi
       call: call.call,
       key: call.key,
       holder: call.holder,
+      ttlMs: call.ttlMs,
       at: new Date(),
       lateMs: call.dueAt === undefined ? null : Math.max(0, sentAt - call.dueAt),
     };
@@ -219,17 +220,17 @@ function timer(backend: LeaseBackend, onTiming: LeaseClientCommonOptions['onTimi
 }
 
 /** A candidacy whose calls are timed like the client's: leading is an acquire, resigning a release. */
-function timedCandidacy(candidacy: Candidacy, timed: Timed, key: string, holder: string, validMs: number): Candidacy {
+function timedCandidacy(candidacy: Candidacy, timed: Timed, key: string, holder: string, ttlMs: number, validMs: number): Candidacy {
   return {
     tryLead(options) {
       const sentAt = monotonicNow();
-      return timed({ call: 'acquire', key, holder, token: null }, () => candidacy.tryLead(options), (grant) =>
+      return timed({ call: 'acquire', key, holder, token: null, ttlMs }, () => candidacy.tryLead(options), (grant) =>
         grant ? { outcome: 'ok', token: grant.token, claimUntil: sentAt + validMs } : { outcome: 'busy', token: null, claimUntil: null },
       );
     },
     renew(grant, options) {
       const sentAt = monotonicNow();
-      return timed({ call: 'renew', key, holder, token: grant.token, dueAt: options?.dueAt }, () => candidacy.renew(grant, options), () => ({
+      return timed({ call: 'renew', key, holder, token: grant.token, ttlMs, dueAt: options?.dueAt }, () => candidacy.renew(grant, options), () => ({
         outcome: 'ok',
         token: grant.token,
         claimUntil: sentAt + validMs,
@@ -237,7 +238,7 @@ function timedCandidacy(candidacy: Candidacy, timed: Timed, key: string, holder:
     },
     resign(grant, options) {
       if (!grant) return candidacy.resign(grant, options);
-      return timed({ call: 'release', key, holder, token: grant.token }, () => candidacy.resign(grant, options), () => ({
+      return timed({ call: 'release', key, holder, token: grant.token, ttlMs }, () => candidacy.resign(grant, options), () => ({
         outcome: 'ok',
         token: grant.token,
         claimUntil: null,

@@ -25,12 +25,14 @@ const BATCH_BYTES = 900_000;
 const MAX_RENEWAL_AGE_MS = 23 * 3_600_000;
 
 export type ReportedRenewal = { at: string; rttMs: number; lateMs: number | null; ok: boolean };
-export type TelemetryReport = { lease: string; holder: string; token: string | null; claims: boolean; claimForMs?: number; renewals: ReportedRenewal[] };
+export type TelemetryReport = { lease: string; holder: string; token: string | null; ttlMs?: number; claims: boolean; claimForMs?: number; renewals: ReportedRenewal[] };
 
 type Entry = {
   lease: string;
   holder: string;
   token: bigint | null;
+  /** The TTL the holder asked for, when a call said. */
+  ttlMs: number | null;
   /** Until when (monotonic ms) the client believes it holds the lease, from its last call. */
   claimUntil: number | null;
   /** Until when the application says it holds the lease (LeaseReporter.claim), if it said. */
@@ -43,7 +45,7 @@ type Entry = {
 const round1 = (ms: number) => Math.round(ms * 10) / 10;
 /** How much longer the entry claims the lease as of `now` (monotonic ms): 0 when it does not. */
 const claimLeft = (entry: Entry, now: number) => Math.max(0, (entry.claimUntil ?? -Infinity) - now, (entry.appClaimUntil ?? -Infinity) - now);
-const newEntry = (lease: string, holder: string, token: bigint | null): Entry => ({ lease, holder, token, claimUntil: null, appClaimUntil: null, reportedClaims: null, renewals: [] });
+const newEntry = (lease: string, holder: string, token: bigint | null): Entry => ({ lease, holder, token, ttlMs: null, claimUntil: null, appClaimUntil: null, reportedClaims: null, renewals: [] });
 const entryId = (holder: string, lease: string) => `${holder}\u0000${lease}`;
 const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
@@ -61,13 +63,14 @@ export class Pending {
 
   constructor(private readonly maxPending: number) {}
 
-  /** Keeps one timing; true when it changed whether the holder claims the lease from what Leasehold last heard. */
+  /**
+   * Keeps one timing; true when it changed whether the holder claims the lease from what
+   * Leasehold last heard. A lease set aside (mute) keeps its claim, for when it is reported
+   * again, but not its renewals.
+   */
   record(lease: string, timing: LeaseTiming, now: number): boolean {
     const id = entryId(timing.holder, lease);
-    if (this.isMuted(id, timing.at.getTime())) {
-      if (timing.call === 'renew') this.stats.dropped += 1;
-      return false;
-    }
+    const muted = this.isMuted(id, timing.at.getTime());
     let entry = this.entries.get(id);
     if (!entry) {
       // A refused acquire by a holder that never held the lease is not worth a report.
@@ -76,19 +79,20 @@ export class Pending {
       this.entries.set(id, entry);
     }
     if (timing.token !== null) entry.token = timing.token;
+    entry.ttlMs = timing.ttlMs;
     entry.claimUntil = timing.claims ? timing.claimUntil : null;
-    if (timing.call === 'renew') {
+    if (timing.call === 'renew' && muted) this.stats.dropped += 1;
+    else if (timing.call === 'renew') {
       entry.renewals.push({ at: timing.at.toISOString(), rttMs: round1(timing.rttMs), lateMs: timing.lateMs === null ? null : round1(timing.lateMs), ok: timing.outcome === 'ok' });
       this.stats.pending += 1;
       this.dropOldest();
     }
-    return this.claimChanged(entry, now);
+    return !muted && this.claimChanged(entry, now);
   }
 
   /** The application's own word on its claim (LeaseReporter.claim); true when that changed what Leasehold last heard. */
   claim(lease: string, holder: string, token: bigint | null, until: number | null, now: number, wallNow: number): boolean {
     const id = entryId(holder, lease);
-    if (this.isMuted(id, wallNow)) return false;
     let entry = this.entries.get(id);
     if (!entry) {
       if (until === null) return false;
@@ -97,14 +101,18 @@ export class Pending {
     }
     if (token !== null) entry.token = token;
     entry.appClaimUntil = until;
-    return this.claimChanged(entry, now);
+    return !this.isMuted(id, wallNow) && this.claimChanged(entry, now);
   }
 
   private claimChanged(entry: Entry, now: number): boolean {
     return claimLeft(entry, now) > 0 !== (entry.reportedClaims ?? false);
   }
 
-  /** Stops reporting a holder's lease until `until` (wall ms), dropping what is pending for it. */
+  /**
+   * Stops reporting a holder's lease until `until` (wall ms), dropping its pending renewals;
+   * its claim is kept and said again when the lease is reported again. Never again
+   * (Infinity): the entry goes.
+   */
   mute(report: Pick<TelemetryReport, 'lease' | 'holder'>, until: number | ((refusals: number) => number)) {
     const id = entryId(report.holder, report.lease);
     if (this.muted.size >= 10_000) this.muted.clear(); // bounded: forgetting a mute only costs one more refusal
@@ -116,7 +124,9 @@ export class Pending {
     if (!entry) return;
     this.stats.pending -= entry.renewals.length;
     this.stats.dropped += entry.renewals.length;
-    this.entries.delete(id);
+    entry.renewals = [];
+    entry.reportedClaims = null;
+    if (this.muted.get(id) === Number.POSITIVE_INFINITY) this.entries.delete(id);
   }
 
   private isMuted(id: string, now: number): boolean {
@@ -178,6 +188,7 @@ export class Pending {
     const oldestKept = new Date(wallNow - MAX_RENEWAL_AGE_MS).toISOString();
     for (const [id, entry] of this.entries) {
       if (onlyChangedClaims && !this.claimChanged(entry, now)) continue;
+      if (this.isMuted(id, wallNow)) continue;
       const claimForMs = Math.round(claimLeft(entry, now));
       const claims = claimForMs > 0;
       if (entry.claimUntil !== null && entry.claimUntil <= now) entry.claimUntil = null;
@@ -196,8 +207,8 @@ export class Pending {
       // Leasehold takes renewals of the last day only: older ones (kept through a long outage) go.
       const renewals = all.filter((renewal) => renewal.at >= oldestKept);
       this.stats.dropped += all.length - renewals.length;
-      const token = entry.token === null ? null : entry.token.toString();
-      batcher.add(claims ? { lease: entry.lease, holder: entry.holder, token, claims, claimForMs } : { lease: entry.lease, holder: entry.holder, token, claims }, renewals);
+      const head = { lease: entry.lease, holder: entry.holder, token: entry.token === null ? null : entry.token.toString(), ...(entry.ttlMs === null ? {} : { ttlMs: entry.ttlMs }) };
+      batcher.add(claims ? { ...head, claims, claimForMs } : { ...head, claims }, renewals);
       entry.reportedClaims = claims;
     }
     return batcher.done();

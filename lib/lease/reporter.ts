@@ -150,30 +150,7 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
 
   const flushNow = async (onlyChangedClaims = false) => {
     const batches = pending.take(monotonicNow(), Date.now(), onError, onlyChangedClaims);
-    for (let i = 0; i < batches.length; i++) {
-      const batch = batches[i]!;
-      const answer = await postBatch(endpoint, post, batch, pending.stats);
-      if (answer.outcome === 'failed') {
-        // Leasehold is not answering: keep this batch and the rest for the next flush,
-        // newest first, since each goes back in front of what is there.
-        for (const rest of batches.slice(i).reverse()) pending.putBack(rest);
-        onError(new Error(`${answer.reason}; ${pending.stats.pending} renewals are kept for the next flush`));
-        return;
-      }
-      if (answer.outcome !== 'refused') continue;
-      if (answer.status !== 422 || batch.length === 1) {
-        refused(batch, answer);
-        continue;
-      }
-      // Leasehold refuses a request whole when one report names a lease it does not observe
-      // (yet, or any more): send the reports one by one, so that the others get through and
-      // only that lease is set aside.
-      for (const report of batch) {
-        const alone = await postBatch(endpoint, post, [report], pending.stats);
-        if (alone.outcome === 'refused') refused([report], alone);
-        else if (alone.outcome === 'failed') pending.putBack([report]);
-      }
-    }
+    await sendBatches(batches, { endpoint, post, pending, onError, refused });
   };
 
   const flush = (onlyChangedClaims = false): Promise<void> => {
@@ -191,24 +168,9 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
   }, options.flushEveryMs ?? 5_000);
   timer.unref();
 
-  // A claim that starts or ends is sent at once, not at the next tick: Leasehold compares
-  // claims with the backend, and a claim it heard of late would look like two holders.
-  // At most one such flush waits at a time (a hanging Leasehold does not pile them up).
-  let soon: NodeJS.Timeout | null = null;
-  let soonQueued = false;
+  const soon = soonFlusher(flush, () => flushing, onError);
   const claimChanged = () => {
-    if (soon || soonQueued || closed || options.claimChangesAtOnce === false) return;
-    soon = setTimeout(() => {
-      soon = null;
-      soonQueued = true;
-      // Only the leases whose claim changed (what is already heard waits for the tick); while a
-      // flush runs, this one waits for it, and whatever it has sent by then is not sent again.
-      const queued = flushing ?? Promise.resolve();
-      const started = () => void (soonQueued = false);
-      void queued.then(started, started);
-      void flush(true).catch((error: Error) => onError(error));
-    }, 10);
-    soon.unref();
+    if (!closed && options.claimChangesAtOnce !== false) soon.request();
   };
 
   return {
@@ -227,8 +189,72 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
       if (closed) return;
       closed = true;
       clearInterval(timer);
-      if (soon) clearTimeout(soon);
+      soon.cancel();
       await flush();
+    },
+  };
+}
+
+type Sending = {
+  endpoint: string;
+  post: Send;
+  pending: Pending;
+  onError: (error: Error) => void;
+  refused: (batch: TelemetryReport[], answer: { status: number; said: string }) => void;
+};
+
+/** Posts the batches in order; what Leasehold could not take (unreachable, 5xx) goes back for the next flush. */
+async function sendBatches(batches: TelemetryReport[][], { endpoint, post, pending, onError, refused }: Sending): Promise<void> {
+  for (let i = 0; i < batches.length; i++) {
+    const batch = batches[i]!;
+    const answer = await postBatch(endpoint, post, batch, pending.stats);
+    if (answer.outcome === 'failed') {
+      // Leasehold is not answering: keep this batch and the rest for the next flush,
+      // newest first, since each goes back in front of what is there.
+      for (const rest of batches.slice(i).reverse()) pending.putBack(rest);
+      onError(new Error(`${answer.reason}; ${pending.stats.pending} renewals are kept for the next flush`));
+      return;
+    }
+    if (answer.outcome !== 'refused') continue;
+    if (answer.status !== 422 || batch.length === 1) {
+      refused(batch, answer);
+      continue;
+    }
+    // Leasehold refuses a request whole when one report names a lease it does not observe
+    // (yet, or any more): send the reports one by one, so that the others get through and
+    // only that lease is set aside.
+    for (const report of batch) {
+      const alone = await postBatch(endpoint, post, [report], pending.stats);
+      if (alone.outcome === 'refused') refused([report], alone);
+      else if (alone.outcome === 'failed') pending.putBack([report]);
+    }
+  }
+}
+
+/**
+ * A claim that starts or ends is sent at once, not at the next tick: Leasehold compares
+ * claims with the backend, and a claim it heard of late would look like two holders. Only the
+ * leases whose claim changed go (what is already heard waits for the tick); at most one such
+ * flush waits at a time, behind the one running (a hanging Leasehold does not pile them up).
+ */
+function soonFlusher(flush: (onlyChangedClaims: boolean) => Promise<void>, running: () => Promise<void> | null, onError: (error: Error) => void) {
+  let timer: NodeJS.Timeout | null = null;
+  let queued = false;
+  return {
+    request() {
+      if (timer || queued) return;
+      timer = setTimeout(() => {
+        timer = null;
+        queued = true;
+        const started = () => void (queued = false);
+        void (running() ?? Promise.resolve()).then(started, started);
+        void flush(true).catch((error: Error) => onError(error));
+      }, 10);
+      timer.unref();
+    },
+    cancel() {
+      if (timer) clearTimeout(timer);
+      timer = null;
     },
   };
 }

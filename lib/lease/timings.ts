@@ -29,6 +29,8 @@ export type LeaseTiming = {
   key: string;
   /** The holder as the backend records it (name and instance suffix). */
   holder: string;
+  /** The lease's TTL as the holder asked for it, in ms. */
+  ttlMs: number;
   /** The grant's fencing token; null for an acquire that was not granted. */
   token: bigint | null;
   /** Wall-clock time the request was sent. */

@@ -22,15 +22,17 @@ export const lateHolder = defineAlertRule({
         if (input.type === 'change' && MOVED_ON.has(input.change.type) && late.delete(input.lease.id)) act.clearAll(leaseSubject(input.lease), 'another grant');
         if (input.type !== 'claim' || input.lateMaxMs === null) return;
         const { lease, holder, lateMaxMs } = input;
-        if (lease.ttlMs === null || lease.ttlMs <= 0) return;
-        const percent = (100 * lateMaxMs) / lease.ttlMs;
+        // The TTL the holder asked for; else the backend's (a Redis key does not keep it).
+        const ttlMs = input.ttlMs ?? lease.ttlMs;
+        if (ttlMs === null || ttlMs <= 0) return;
+        const percent = (100 * lateMaxMs) / ttlMs;
         let isLate = false;
         for (const { rule, params } of act.covering(lease)) {
           if (percent <= params.latePercent) continue;
           isLate = true;
           act.raise(rule, leaseSubject(lease), {
-            summary: `${show(lease.id)}: ${show(holder)} renewed ${ms(lateMaxMs)} late against its own schedule (${percent.toFixed(0)} % of the ${ms(lease.ttlMs)} TTL)`,
-            facts: { holder, token: input.token, ttlMs: lease.ttlMs, detail: { lateMs: Math.round(lateMaxMs * 10) / 10, latePercent: Math.round(percent * 10) / 10 } },
+            summary: `${show(lease.id)}: ${show(holder)} renewed ${ms(lateMaxMs)} late against its own schedule (${percent.toFixed(0)} % of the ${ms(ttlMs)} TTL)`,
+            facts: { holder, token: input.token, ttlMs, detail: { lateMs: Math.round(lateMaxMs * 10) / 10, latePercent: Math.round(percent * 10) / 10 } },
           });
         }
         const holders = late.get(lease.id) ?? new Set<string>();

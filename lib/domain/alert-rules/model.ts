@@ -60,9 +60,9 @@ export type AlertInput =
   /**
    * A holder's own report (POST /api/v1/telemetry): whether it believes it holds the lease,
    * with which token and until when (the observer's monotonic clock; null when it does not
-   * claim), and the largest lateness of the renewals it reported with it.
+   * claim), the largest lateness of the renewals it reported with it, and the TTL it asked for.
    */
-  | { type: 'claim'; lease: LeaseFacts; holder: string; token: string | null; claims: boolean; claimUntilMono: number | null; lateMaxMs: number | null }
+  | { type: 'claim'; lease: LeaseFacts; holder: string; token: string | null; claims: boolean; claimUntilMono: number | null; lateMaxMs: number | null; ttlMs: number | null }
   /**
    * One call of a source's canary lease (lib/collector/canary.ts): its round trip, whether it
    * succeeded (outcome as lib/lease says it), the p99 of the canary's renewals over the last

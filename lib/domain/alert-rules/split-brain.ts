@@ -14,19 +14,17 @@ type Claim = { holder: string; token: string | null; untilMono: number };
 type Watched = { lease: LeaseFacts; claims: Map<string, Claim>; conflictSince: number | null };
 type Conflict = { why: string; claims: readonly Claim[] };
 
-/** What is wrong with the lease's claims against the backend's view, or null when they agree. */
+/** What is wrong with the lease's claims against the backend's view, or null when they agree. Those that disagree come first. */
 export function claimConflict(lease: LeaseFacts, claims: readonly Claim[]): Conflict | null {
   if (claims.length === 0 || lease.stale || lease.state === 'unknown') return null;
-  const tokenOf = (claim: Claim) => (claim.token === null ? '' : ` (token ${claim.token})`);
-  if (claims.length > 1) {
-    const named = claims.map((claim) => `${show(claim.holder)}${tokenOf(claim)}`).join(' and ');
-    return { why: `${claims.length} holders claim it at once: ${named}`, claims };
-  }
-  const claim = claims[0]!;
+  const agrees = (claim: Claim) => lease.state === 'held' && lease.holder === claim.holder && (claim.token === null || lease.token === null || claim.token === lease.token);
+  const against = claims.filter((claim) => !agrees(claim));
+  if (against.length === 0) return null;
+  const named = against.map((claim) => `${show(claim.holder)}${claim.token === null ? '' : ` (token ${claim.token})`}`).join(' and ');
   const backend =
     lease.state === 'held' ? `the backend shows ${show(lease.holder)} holding it${lease.token === null ? '' : ` with token ${lease.token}`}` : `the backend shows it ${lease.state === 'free' ? 'free' : 'expired'}`;
-  const elsewhere = lease.state !== 'held' || lease.holder !== claim.holder || (claim.token !== null && lease.token !== null && claim.token !== lease.token);
-  return elsewhere ? { why: `${show(claim.holder)}${tokenOf(claim)} claims it while ${backend}`, claims } : null;
+  const together = claims.length > 1 ? `; ${claims.length} holders claim it at once` : '';
+  return { why: `${named} ${against.length === 1 ? 'claims' : 'claim'} it while ${backend}${together}`, claims: [...against, ...claims.filter(agrees)] };
 }
 
 export const splitBrain = defineAlertRule({
@@ -84,8 +82,8 @@ export const splitBrain = defineAlertRule({
 /** The alert: names each claimant and its token, and the backend's view. */
 function raiseOptions(lease: LeaseFacts, conflict: Conflict, forMs: number): RaiseOptions {
   const first = conflict.claims[0]!;
-  // The alert's holder is the claimant; previousHolder, the holder the backend shows (or the other claimant).
-  const other = conflict.claims[1] ?? (lease.state === 'held' ? { holder: lease.holder, token: lease.token } : null);
+  // The alert's holder is the claimant the backend disagrees with; previousHolder, the holder the backend shows (or another claimant).
+  const other = lease.state === 'held' ? { holder: lease.holder, token: lease.token } : (conflict.claims[1] ?? null);
   return {
     summary: `${show(lease.id)}: split brain for ${ms(forMs)}: ${conflict.why}`,
     facts: {

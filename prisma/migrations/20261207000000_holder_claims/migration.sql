@@ -1,10 +1,13 @@
 -- Holders' claims checked against the backend (lib/domain/alert-rules/split-brain.ts and
 -- late-holder.ts): each holder's last claim keeps until when it stands (the holder's own
--- "I hold it for another N ms", or a default) and how late its last renewals ran.
+-- "I hold it for another N ms", or a default), the TTL it asked for, and how late its last renewals ran, and when
+-- that was reported.
 
 -- AlterTable
 ALTER TABLE "HolderClaim" ADD COLUMN "claimUntil" TIMESTAMPTZ(3);
+ALTER TABLE "HolderClaim" ADD COLUMN "ttlMs" DOUBLE PRECISION;
 ALTER TABLE "HolderClaim" ADD COLUMN "lateMaxMs" DOUBLE PRECISION;
+ALTER TABLE "HolderClaim" ADD COLUMN "lateReportedAt" TIMESTAMPTZ(3);
 
 -- The two rules, on by default like the other built-in rules.
 INSERT INTO "AlertRule" ("id", "name", "type", "severity", "scope", "params", "enabled", "builtIn") VALUES
