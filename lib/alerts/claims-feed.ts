@@ -71,7 +71,7 @@ export class ClaimsFeed {
       return null; // not a lease id: nothing of ours
     }
     if (!lease) return null;
-    const claimUntilMono = report.claims && report.claimUntil ? nowMono + (report.claimUntil.getTime() - nowWall) : null;
-    return { type: 'claim', lease: this.factsOf(lease), holder: report.holder, token: report.token, claims: report.claims, claimUntilMono, lateMaxMs: lateIsNew ? report.lateMaxMs : null, ttlMs: report.ttlMs };
+    const mono = (wall: Date | null) => (report.claims && wall ? nowMono + (wall.getTime() - nowWall) : null);
+    return { type: 'claim', lease: this.factsOf(lease), holder: report.holder, token: report.token, claims: report.claims, claimsSinceMono: mono(report.claimsSince), claimUntilMono: mono(report.claimUntil), lateMaxMs: lateIsNew ? report.lateMaxMs : null, ttlMs: report.ttlMs };
   }
 }

@@ -19,6 +19,7 @@ import { alertFingerprint } from './fingerprint';
 import { ClaimsFeed } from './claims-feed';
 
 const TICK_MS = 1_000;
+const CLAIMS_EVERY_MS = 500;
 /** The rules that judge holders' reports: the engine reads them only while one is on. */
 const CLAIM_RULES: ReadonlySet<string> = new Set(['split_brain', 'late_holder']);
 const RULES_CHECK_MS = 5_000;
@@ -34,6 +35,7 @@ export type AlertEngineOptions = {
 };
 
 export function leaseFacts(lease: TrackedLease): LeaseFacts {
+  const viewSince = lease.state === 'held' ? lease.acquiredAtWall : (lease.ended?.atWall ?? null);
   return {
     id: lease.id,
     source: lease.source,
@@ -47,6 +49,7 @@ export function leaseFacts(lease: TrackedLease): LeaseFacts {
     lastToken: lease.lastToken?.toString() ?? null,
     ttlMs: lease.ttlMs,
     candidates: lease.candidates.length,
+    viewSinceMono: viewSince === null ? null : lease.observedAtMono - (lease.observedAtWall - viewSince),
   };
 }
 
@@ -96,15 +99,22 @@ export class AlertEngine {
   /** Ticks and rule reloads until `signal` aborts; then waits for the writes in flight. */
   async run(signal: AbortSignal): Promise<void> {
     let lastRulesCheck = -Infinity;
+    let lastTick = -Infinity;
     while (!signal.aborted) {
       const now = this.clock.mono();
       if (now - lastRulesCheck >= RULES_CHECK_MS) {
         lastRulesCheck = now;
         await this.reloadRules().catch(() => {});
       }
-      await this.readClaims();
-      this.decide(this.evaluator.tick(this.clock.mono()));
-      await this.clock.sleep(TICK_MS, signal);
+      // Holders' claims are read twice a tick, and judged at once when any came: a zombie's
+      // first report after it wakes is raised within half a second of reaching the store.
+      const fed = await this.readClaims();
+      const tickAt = this.clock.mono();
+      if (fed || tickAt - lastTick >= TICK_MS) {
+        lastTick = tickAt;
+        this.decide(this.evaluator.tick(tickAt));
+      }
+      await this.clock.sleep(CLAIMS_EVERY_MS, signal);
     }
     await this.idle();
   }
@@ -150,14 +160,16 @@ export class AlertEngine {
   }
 
   /** Holders' claims reported since the last tick, when a rule judges them; a store that fails is tried again next tick. */
-  private async readClaims() {
-    if (!this.rules.some((rule) => rule.enabled && CLAIM_RULES.has(rule.type))) return;
+  private async readClaims(): Promise<boolean> {
+    if (!this.rules.some((rule) => rule.enabled && CLAIM_RULES.has(rule.type))) return false;
     try {
       const inputs = await this.claims.read(this.clock.mono(), this.clock.wall());
       const now = this.clock.mono();
       this.decide(inputs.flatMap((input) => this.evaluator.apply(input, now)));
+      return inputs.length > 0;
     } catch (error) {
-      this.options.log.debug(`holders' claims could not be read (${(error as Error)?.message ?? error}); trying again in a second`);
+      this.options.log.debug(`holders' claims could not be read (${(error as Error)?.message ?? error}); trying again shortly`);
+      return false;
     }
   }
 

@@ -123,7 +123,7 @@ export async function readHolderReports(store: Store, leaseId: string, since: Da
   return [...views.values()];
 }
 
-export type ClaimReport = { leaseId: string; holder: string; claims: boolean; token: string | null; claimUntil: Date | null; ttlMs: number | null; lateMaxMs: number | null; lateReportedAt: Date | null; reportedAt: Date };
+export type ClaimReport = { leaseId: string; holder: string; claims: boolean; token: string | null; claimsSince: Date | null; claimUntil: Date | null; ttlMs: number | null; lateMaxMs: number | null; lateReportedAt: Date | null; reportedAt: Date };
 
 /** Holders' last claims reported after `after`, oldest first, at most `limit` (the alert engine's feed, lib/alerts/claims-feed.ts). */
 export async function claimsReportedAfter(store: Store, after: Date, limit: number): Promise<ClaimReport[]> {
@@ -133,6 +133,7 @@ export async function claimsReportedAfter(store: Store, after: Date, limit: numb
     holder: row.holder,
     claims: row.claims,
     token: row.token === null ? null : row.token.toFixed(0),
+    claimsSince: row.claimsSince,
     claimUntil: row.claimUntil,
     ttlMs: row.ttlMs,
     lateMaxMs: row.lateMaxMs,

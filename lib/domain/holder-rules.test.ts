@@ -26,6 +26,7 @@ const claim = (holder: string, token: string | null, untilMono: number | null, o
   holder,
   token,
   claims: untilMono !== null,
+  claimsSinceMono: null,
   claimUntilMono: untilMono,
   lateMaxMs: null,
   ttlMs: null,
@@ -51,6 +52,20 @@ describe('split_brain', () => {
     expect(ops(e.tick(4_000))).toEqual(['clear split_brain']);
   });
 
+  it('a claim that has stood since before the hand-over is raised at once: a zombie reporting on waking conflicts since the backend gave the lease away', () => {
+    const e = new AlertEvaluator([rule('split_brain')]);
+    const handedOver = lease({ viewSinceMono: 2_000 });
+    e.apply(claim('server-01:a1', '7', 20_000, { lease: handedOver, claimsSinceMono: 0 }), 9_000);
+    const raised = e.tick(9_000);
+    expect(ops(raised)).toEqual(['raise split_brain']);
+    expect(raised[0]!.op === 'raise' && raised[0]!.summary).toMatch(/split brain for 7000 ms/);
+    // A hand-over a moment ago: the grace still runs, whatever the claim's age.
+    const f = new AlertEvaluator([rule('split_brain')]);
+    f.apply(claim('server-01:a1', '7', 20_000, { lease: lease({ viewSinceMono: 8_900 }), claimsSinceMono: 0 }), 9_000);
+    expect(f.tick(9_000)).toEqual([]);
+    expect(ops(f.tick(9_900))).toEqual(['raise split_brain']);
+  });
+
   it('resolves by itself when a claim runs out (claimForMs), and does not fire for a claim shorter than the grace', () => {
     const e = new AlertEvaluator([rule('split_brain')]);
     e.apply(claim('server-01:a1', '7', 1_500), 1_000);
@@ -69,21 +84,21 @@ describe('split_brain', () => {
 
   it('fires for two holders claiming at once, and for a claim on an expired or free lease, or under an older token', () => {
     const both = claimConflict(lease(), [
-      { holder: 'server-02:b2', token: '8', untilMono: 9 },
-      { holder: 'server-01:a1', token: '7', untilMono: 9 },
+      { holder: 'server-02:b2', token: '8', sinceMono: 0, untilMono: 9 },
+      { holder: 'server-01:a1', token: '7', sinceMono: 0, untilMono: 9 },
     ]);
     expect(both?.why).toBe('server-01:a1 (token 7) claims it while the backend shows server-02:b2 holding it with token 8; 2 holders claim it at once');
     expect(both?.claims.map((c) => c.holder)).toEqual(['server-01:a1', 'server-02:b2']);
     const neither = claimConflict(lease({ state: 'expired', holder: null, token: null }), [
-      { holder: 'server-02:b2', token: '8', untilMono: 9 },
-      { holder: 'server-01:a1', token: '7', untilMono: 9 },
+      { holder: 'server-02:b2', token: '8', sinceMono: 0, untilMono: 9 },
+      { holder: 'server-01:a1', token: '7', sinceMono: 0, untilMono: 9 },
     ]);
     expect(neither?.why).toBe('server-02:b2 (token 8) and server-01:a1 (token 7) claim it while the backend shows it expired; 2 holders claim it at once');
-    expect(claimConflict(lease({ state: 'expired', holder: null, token: null }), [{ holder: 'server-02:b2', token: '8', untilMono: 9 }])?.why).toMatch(/shows it expired/);
-    expect(claimConflict(lease({ state: 'free', holder: null, token: null }), [{ holder: 'server-02:b2', token: '8', untilMono: 9 }])?.why).toMatch(/shows it free/);
+    expect(claimConflict(lease({ state: 'expired', holder: null, token: null }), [{ holder: 'server-02:b2', token: '8', sinceMono: 0, untilMono: 9 }])?.why).toMatch(/shows it expired/);
+    expect(claimConflict(lease({ state: 'free', holder: null, token: null }), [{ holder: 'server-02:b2', token: '8', sinceMono: 0, untilMono: 9 }])?.why).toMatch(/shows it free/);
     // The same holder name under an older grant: another instance, or a zombie of itself.
-    expect(claimConflict(lease(), [{ holder: 'server-02:b2', token: '6', untilMono: 9 }])?.why).toMatch(/token 6\) claims it while/);
-    expect(claimConflict(lease(), [{ holder: 'server-02:b2', token: null, untilMono: 9 }])).toBeNull();
+    expect(claimConflict(lease(), [{ holder: 'server-02:b2', token: '6', sinceMono: 0, untilMono: 9 }])?.why).toMatch(/token 6\) claims it while/);
+    expect(claimConflict(lease(), [{ holder: 'server-02:b2', token: null, sinceMono: 0, untilMono: 9 }])).toBeNull();
   });
 
   it('does not judge a stale lease, nor one in a shape Leasehold cannot read: neither raised nor cleared', () => {
@@ -93,7 +108,7 @@ describe('split_brain', () => {
     expect(ops(e.tick(1_000))).toEqual(['raise split_brain']);
     e.apply({ type: 'seen', lease: lease({ stale: true }) }, 1_500);
     expect([...e.tick(2_000), ...e.tick(30_000)]).toEqual([]);
-    expect(claimConflict(lease({ state: 'unknown' }), [{ holder: 'x', token: null, untilMono: 9 }])).toBeNull();
+    expect(claimConflict(lease({ state: 'unknown' }), [{ holder: 'x', token: null, sinceMono: 0, untilMono: 9 }])).toBeNull();
   });
 
   it('follows the backend: the claimant taking the lease back clears it', () => {

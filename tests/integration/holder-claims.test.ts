@@ -7,8 +7,15 @@
 //   resolved when its claim stops.
 // - Honest hand-overs (a release, a grant that ran out while its holder went quiet) raise
 //   nothing: the claim's end and its time left travel with the reports.
-// - A holder renewing late against its own schedule raises late_holder.
+// - A holder renewing late against its own schedule raises late_holder, and so does one whose
+//   event loop is blocked for a second.
+// - A holder process stopped with SIGSTOP past its TTL while another takes over, then
+//   continued, raises split_brain within a second of its first report after waking, and
+//   nothing while it is only stopped.
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../lib/config';
 import type { Collector } from '../../lib/collector';
@@ -17,9 +24,10 @@ import { createWebhook, deleteWebhook } from '../../lib/db/webhooks';
 import { openStore, type Store } from '../../lib/db/store';
 import { inProcessTelemetry } from '../../lib/demo/telemetry';
 import type { AlertMessage } from '../../lib/domain/alert-types';
-import { createLeaseClient, createLeaseReporter, type LeaseClient, type LeaseReporter } from '../../lib/lease';
+import { createLeaderElector, createLeaseClient, createLeaseReporter, type LeaseClient, type LeaseReporter } from '../../lib/lease';
 import { testCollector } from '../support/collector';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
+import { forkHolder } from '../support/holder-process';
 import { testServices } from '../support/services';
 import { startReceiver, type Receiver } from '../support/webhook-receiver';
 
@@ -33,6 +41,19 @@ let secret: string | null = null;
 let webhookId: string | null = null;
 let collector: Collector | null = null;
 const opened: { close(): Promise<void> }[] = [];
+const children: ChildProcess[] = [];
+/** Leasehold's telemetry endpoint as a holder process reaches it: loopback HTTP into the store. */
+let endpoint: Server;
+let endpointUrl: string;
+/** When each post reached it (ms), with the holders it reported on. */
+const posted: { at: number; holders: string[] }[] = [];
+
+const blockEventLoop = (ms: number) => {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy: nothing else in this process runs, as in a long GC pause or a synchronous loop
+  }
+};
 
 beforeAll(async () => {
   db = await createPostgresDatabase('lh_claims');
@@ -40,14 +61,31 @@ beforeAll(async () => {
   receiver = await startReceiver(() => secret);
   secret = generateWebhookSecret();
   webhookId = (await createWebhook(store, { name: 'claims', url: receiver.url, format: 'native', secret, routingKey: null, rules: ['split_brain', 'late_holder'] })).id;
+  const telemetry = inProcessTelemetry(store);
+  endpoint = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      posted.push({ at: Date.now(), holders: (JSON.parse(body) as { reports: { holder: string }[] }).reports.map((r) => r.holder) });
+      void telemetry(body).then(({ status, text }) => response.writeHead(status, { 'content-type': 'application/json' }).end(text));
+    });
+  });
+  await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+  endpointUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
 });
 afterEach(async () => {
+  for (const child of children.splice(0)) {
+    child.kill('SIGCONT');
+    child.kill('SIGKILL');
+  }
   await Promise.all(opened.splice(0).map((o) => o.close().catch(() => {})));
   await collector?.stop();
   collector = null;
   receiver.received.length = 0;
 });
 afterAll(async () => {
+  await new Promise((resolve) => endpoint.close(resolve));
   if (webhookId) await deleteWebhook(store, webhookId);
   await receiver.close();
   await store.close();
@@ -148,5 +186,67 @@ describe("holders' claims against the backend", () => {
     lease = await a.renew(lease, { dueAt: performance.now() });
     await expect.poll(() => messages(`redis/${key}`).map((m) => `${m.type} ${m.alert.rule.type}`), { timeout: 10_000 }).toContain('alert.resolved late_holder');
     await a.release(lease);
+  }, 60_000);
+
+  it('a holder process stopped with SIGSTOP past its TTL while another takes over raises nothing while stopped, and split_brain within a second of its first report after SIGCONT', async () => {
+    const { prefix, client, observed } = world();
+    const key = `${prefix}paused`;
+    const zombie = forkHolder(children, { backend: 'redis', urls: [services.redisUrl] }, key, 'zombie', { ttlMs: 2_000, renewEveryMs: 400, report: { url: endpointUrl, source: 'redis', zombie: true } });
+    const a = await zombie.held;
+    await observed(key, a.holder);
+    await expect.poll(async () => (await store.prisma.holderClaim.findFirst({ where: { leaseId: `redis/${key}`, holder: a.holder } }))?.claims, { timeout: 10_000 }).toBe(true);
+    zombie.child.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    const b = client();
+    const second = (await b.acquire(key, { holder: 'successor', ttlMs: 30_000, waitMs: 10_000, retryEveryMs: 50 }))!;
+    expect(second.token).toBeGreaterThan(BigInt(a.token));
+    await observed(key, second.holder);
+    // Stopped past its TTL, its last claim run out: nothing is raised while it only sleeps.
+    await sleep(Math.max(0, stoppedAt + 5_000 - Date.now()));
+    expect(messages(`redis/${key}`)).toEqual([]);
+    const wokeAt = Date.now();
+    zombie.child.kill('SIGCONT');
+    await expect.poll(() => messages(`redis/${key}`).map((m) => `${m.type} ${m.alert.rule.type}`), { timeout: 10_000 }).toContain('alert.firing split_brain');
+    const firstReport = posted.find((p) => p.at >= wokeAt && p.holders.includes(a.holder))!;
+    const alert = (await store.prisma.alert.findFirst({ where: { leaseId: `redis/${key}`, ruleType: 'split_brain' } }))!;
+    const afterReportMs = alert.startedAt.getTime() - firstReport.at;
+    console.log(`split_brain raised ${afterReportMs} ms after the woken holder's first report (${firstReport.at - wokeAt} ms after SIGCONT)`);
+    expect(afterReportMs).toBeLessThanOrEqual(1_000);
+    const fired = messages(`redis/${key}`).find((m) => m.alert.rule.type === 'split_brain')!;
+    expect(fired.alert).toMatchObject({ holder: a.holder, token: a.token, previousHolder: second.holder, previousToken: second.token.toString() });
+    // It goes on believing until it is stopped for good; then its claim runs out: resolved.
+    zombie.child.kill('SIGKILL');
+    await expect.poll(() => messages(`redis/${key}`).map((m) => `${m.type} ${m.alert.rule.type}`), { timeout: 10_000 }).toContain('alert.resolved split_brain');
+    await b.release(second);
+  }, 60_000);
+
+  it('an elector whose event loop is blocked for a second reports that lateness and raises late_holder', async () => {
+    const { prefix, reporter, client } = world();
+    const key = `${prefix}blocked`;
+    const holder = client();
+    const controller = new AbortController();
+    let blockNext = false;
+    const lateness: number[] = [];
+    // The block starts when the next renewal is due: its timer fires after this one, once the loop runs again.
+    const onTiming = (timing: { call: string; lateMs: number | null }) => {
+      if (timing.call !== 'renew') return;
+      lateness.push(timing.lateMs ?? 0);
+      if (blockNext) {
+        blockNext = false;
+        setTimeout(() => blockEventLoop(1_000), 200);
+      }
+    };
+    const elected = createLeaseClient({ backend: 'redis', urls: [services.redisUrl], onTiming: [reporter.listener, onTiming] });
+    opened.push(elected);
+    void holder;
+    const leading = new Promise<void>((resolve) => void createLeaderElector({ client: elected, key, holder: 'blocked', ttlMs: 3_000, renewEveryMs: 200, onStartedLeading: () => resolve() }).run(controller.signal));
+    await leading;
+    await expect.poll(async () => (await store.prisma.holderClaim.findFirst({ where: { leaseId: `redis/${key}` } }))?.claims, { timeout: 10_000 }).toBe(true);
+    blockNext = true;
+    await expect.poll(() => Math.max(...lateness), { timeout: 5_000 }).toBeGreaterThanOrEqual(1_000);
+    await expect.poll(() => messages(`redis/${key}`).map((m) => `${m.type} ${m.alert.rule.type}`), { timeout: 10_000 }).toContain('alert.firing late_holder');
+    const fired = messages(`redis/${key}`).find((m) => m.alert.rule.type === 'late_holder')!;
+    expect(fired.alert.summary).toMatch(/renewed 1\d\d\d ms late against its own schedule \(3\d % of the 3000 ms TTL\)/);
+    controller.abort();
   }, 60_000);
 });

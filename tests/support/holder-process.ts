@@ -7,7 +7,13 @@ import { ROOT } from './services';
 
 const HOLDER = path.join(ROOT, 'tests', 'support', 'lease-holder.ts');
 
-export type HolderOptions = { ttlMs: number; renewEveryMs: number; election?: boolean };
+export type HolderOptions = {
+  ttlMs: number;
+  renewEveryMs: number;
+  election?: boolean;
+  /** Post timings (and, as a zombie, its code's own claim) to Leasehold's telemetry endpoint at `url`. */
+  report?: { url: string; source: string; zombie?: boolean };
+};
 
 /** `children`: where the test keeps its processes, to kill them after each test. */
 export function forkHolder(children: ChildProcess[], lease: LeaseClientOptions, key: string, name: string, options: HolderOptions) {

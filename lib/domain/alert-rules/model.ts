@@ -37,6 +37,8 @@ export type LeaseFacts = {
   lastToken: string | null;
   ttlMs: number | null;
   candidates: number;
+  /** When the backend's current view began (the grant held now, or the end of the last), on the observer's clock; null or left out: not known. */
+  viewSinceMono?: number | null;
 };
 
 export type ChangeFacts = {
@@ -60,9 +62,9 @@ export type AlertInput =
   /**
    * A holder's own report (POST /api/v1/telemetry): whether it believes it holds the lease,
    * with which token and until when (the observer's monotonic clock; null when it does not
-   * claim), the largest lateness of the renewals it reported with it, and the TTL it asked for.
+   * claim; since when it has claimed without a break), the largest lateness of the renewals it reported with it, and the TTL it asked for.
    */
-  | { type: 'claim'; lease: LeaseFacts; holder: string; token: string | null; claims: boolean; claimUntilMono: number | null; lateMaxMs: number | null; ttlMs: number | null }
+  | { type: 'claim'; lease: LeaseFacts; holder: string; token: string | null; claims: boolean; claimsSinceMono: number | null; claimUntilMono: number | null; lateMaxMs: number | null; ttlMs: number | null }
   /**
    * One call of a source's canary lease (lib/collector/canary.ts): its round trip, whether it
    * succeeded (outcome as lib/lease says it), the p99 of the canary's renewals over the last

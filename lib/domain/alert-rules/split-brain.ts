@@ -10,21 +10,24 @@ import { ms, show } from '../alert-text';
 import { defineAlertRule, param, type RaiseOptions } from './define';
 import { leaseSubject, type LeaseFacts } from './model';
 
-type Claim = { holder: string; token: string | null; untilMono: number };
+/** A standing claim: since when the holder has claimed without a break (or was first heard), and until when it stands. */
+type Claim = { holder: string; token: string | null; sinceMono: number; untilMono: number };
 type Watched = { lease: LeaseFacts; claims: Map<string, Claim>; conflictSince: number | null };
 type Conflict = { why: string; claims: readonly Claim[] };
+
+/** Whether the backend shows this claimant holding the lease (with its token, when both say one). */
+const agreesWith = (lease: LeaseFacts, claim: Claim) => lease.state === 'held' && lease.holder === claim.holder && (claim.token === null || lease.token === null || claim.token === lease.token);
 
 /** What is wrong with the lease's claims against the backend's view, or null when they agree. Those that disagree come first. */
 export function claimConflict(lease: LeaseFacts, claims: readonly Claim[]): Conflict | null {
   if (claims.length === 0 || lease.stale || lease.state === 'unknown') return null;
-  const agrees = (claim: Claim) => lease.state === 'held' && lease.holder === claim.holder && (claim.token === null || lease.token === null || claim.token === lease.token);
-  const against = claims.filter((claim) => !agrees(claim));
+  const against = claims.filter((claim) => !agreesWith(lease, claim));
   if (against.length === 0) return null;
   const named = against.map((claim) => `${show(claim.holder)}${claim.token === null ? '' : ` (token ${claim.token})`}`).join(' and ');
   const backend =
     lease.state === 'held' ? `the backend shows ${show(lease.holder)} holding it${lease.token === null ? '' : ` with token ${lease.token}`}` : `the backend shows it ${lease.state === 'free' ? 'free' : 'expired'}`;
   const together = claims.length > 1 ? `; ${claims.length} holders claim it at once` : '';
-  return { why: `${named} ${against.length === 1 ? 'claims' : 'claim'} it while ${backend}${together}`, claims: [...against, ...claims.filter(agrees)] };
+  return { why: `${named} ${against.length === 1 ? 'claims' : 'claim'} it while ${backend}${together}`, claims: [...against, ...claims.filter((claim) => agreesWith(lease, claim))] };
 }
 
 export const splitBrain = defineAlertRule({
@@ -35,7 +38,7 @@ export const splitBrain = defineAlertRule({
   evaluation: () => {
     const watched = new Map<string, Watched>();
     return {
-      on(input, _now, act) {
+      on(input, now, act) {
         if (input.type === 'claim') {
           let entry = watched.get(input.lease.id);
           if (!entry) {
@@ -44,7 +47,10 @@ export const splitBrain = defineAlertRule({
             watched.set(input.lease.id, entry);
           }
           entry.lease = input.lease;
-          if (input.claims && input.claimUntilMono !== null) entry.claims.set(input.holder, { holder: input.holder, token: input.token, untilMono: input.claimUntilMono });
+          if (input.claims && input.claimUntilMono !== null) {
+            const sinceMono = Math.min(input.claimsSinceMono ?? now, now);
+            entry.claims.set(input.holder, { holder: input.holder, token: input.token, sinceMono, untilMono: input.claimUntilMono });
+          }
           else entry.claims.delete(input.holder);
           return;
         }
@@ -65,7 +71,10 @@ export const splitBrain = defineAlertRule({
             if (entry.claims.size === 0) watched.delete(id);
             continue;
           }
-          entry.conflictSince ??= nowMono;
+          // It began when both sides were as they are now: the claim made (holders report a
+          // claim that lasts since when it started) and the backend's view taken. A zombie
+          // that reports on waking has conflicted since the hand-over: raised at once.
+          entry.conflictSince ??= Math.min(nowMono, Math.max(...conflict.claims.filter((c) => !agreesWith(entry.lease, c)).map((c) => c.sinceMono), entry.lease.viewSinceMono ?? nowMono));
           for (const { rule, params } of act.covering(entry.lease)) {
             if (nowMono - entry.conflictSince < params.graceMs) continue;
             act.raise(rule, leaseSubject(entry.lease), raiseOptions(entry.lease, conflict, nowMono - entry.conflictSince));
