@@ -141,3 +141,41 @@ export async function claimsReportedAfter(store: Store, after: Date, limit: numb
     reportedAt: row.reportedAt,
   }));
 }
+
+export type HolderFigures = { leaseId: string; holder: string; claims: boolean; renewals: number; failed: number; rttMaxMs: number | null; lateMaxMs: number | null };
+
+/**
+ * What holders reported of these leases since `since` (GET /metrics): per lease and holder,
+ * whether it claims the lease now, its renewals and failures, its slowest round trip and its
+ * largest lateness (null when none said); at most `limit` rows, in the leases' order.
+ */
+export async function recentHolderFigures(store: Store, leaseIds: readonly string[], since: Date, now: Date, limit: number): Promise<HolderFigures[]> {
+  if (leaseIds.length === 0 || limit <= 0) return [];
+  const where = { leaseId: { in: [...leaseIds] } };
+  const [claims, minutes] = await Promise.all([
+    store.prisma.holderClaim.findMany({ where: { ...where, reportedAt: { gte: since } }, select: { leaseId: true, holder: true, claims: true, claimUntil: true } }),
+    store.prisma.holderRollup.groupBy({
+      by: ['leaseId', 'holder'],
+      where: { ...where, minute: { gte: since } },
+      _sum: { count: true, failed: true, lateCount: true },
+      _max: { rttMaxMs: true, lateMaxMs: true },
+    }),
+  ]);
+  const figures = new Map<string, HolderFigures>();
+  const entry = (leaseId: string, holder: string) => {
+    const id = `${leaseId}\u0000${holder}`;
+    let figure = figures.get(id);
+    if (!figure) figures.set(id, (figure = { leaseId, holder, claims: false, renewals: 0, failed: 0, rttMaxMs: null, lateMaxMs: null }));
+    return figure;
+  };
+  for (const claim of claims) entry(claim.leaseId, claim.holder).claims = claim.claims && claim.claimUntil !== null && claim.claimUntil > now;
+  for (const row of minutes) {
+    const figure = entry(row.leaseId, row.holder);
+    figure.renewals = row._sum.count ?? 0;
+    figure.failed = row._sum.failed ?? 0;
+    figure.rttMaxMs = figure.renewals > 0 ? row._max.rttMaxMs : null;
+    figure.lateMaxMs = (row._sum.lateCount ?? 0) > 0 ? row._max.lateMaxMs : null;
+  }
+  const order = new Map(leaseIds.map((id, index) => [id, index]));
+  return [...figures.values()].sort((a, b) => order.get(a.leaseId)! - order.get(b.leaseId)! || (a.holder < b.holder ? -1 : a.holder > b.holder ? 1 : 0)).slice(0, limit);
+}

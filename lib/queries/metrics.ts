@@ -5,6 +5,8 @@ import { Gauge, Registry } from 'prom-client';
 import type { Store } from '../db';
 import { leaseCountsByState } from '../db/leases';
 import { readSources } from '../db/sources';
+import { recentHolderFigures, type HolderFigures } from '../db/telemetry';
+import { systemClock } from '../time/clock';
 import type { LeaseView } from '../domain/types';
 import { currentLeases, type LeaseCacheRoot } from './lease-cache';
 
@@ -46,9 +48,37 @@ export const storeDownRegistry = () => storeUp(0);
  * A series is left out where its value is not known (no expiry, no token, no renewal yet).
  * Cost: up to 6 series per lease, and the holder series changes with each change of hands.
  */
-export async function leaseRegistry(root: LeaseCacheRoot, store: Store, limit: number): Promise<Registry> {
+export async function leaseRegistry(root: LeaseCacheRoot, store: Store, limit: number, nowWall = systemClock.wall()): Promise<Registry> {
   const { leases, total } = limit > 0 ? await currentLeases(root, store, limit) : { leases: [], total: 0 };
-  return leaseSeries(leases, total, limit);
+  const registry = leaseSeries(leases, total, limit);
+  const figures = await recentHolderFigures(store, leases.map((lease) => lease.id), new Date(nowWall - HOLDER_WINDOW_MS), new Date(nowWall), limit);
+  holderSeries(registry, figures, new Map(leases.map((lease) => [lease.id, lease.source])));
+  return registry;
+}
+
+/** How far back holders' reports count for their series. */
+const HOLDER_WINDOW_MS = 5 * 60_000;
+
+/**
+ * What holders reported of the exported leases over the last 5 minutes (POST /api/v1/telemetry),
+ * one set per lease and holder, at most as many holders as leases are exported. Labels:
+ * `lease`, `source`, `holder`. A lease no holder reports on has none.
+ */
+export function holderSeries(registry: Registry, figures: readonly HolderFigures[], sourceOf: ReadonlyMap<string, string>): void {
+  const families: [name: string, help: string, value: (figure: HolderFigures) => number | null][] = [
+    ['leasehold_lease_holder_claims', 'Whether the holder, by its own reports, believes it holds the lease now (1) or not (0).', (f) => (f.claims ? 1 : 0)],
+    ['leasehold_lease_holder_renewals_last_5m', 'Renewals the holder reported over the last 5 minutes.', (f) => f.renewals],
+    ['leasehold_lease_holder_renewal_failures_last_5m', 'Renewals the holder reported failed over the last 5 minutes.', (f) => f.failed],
+    ['leasehold_lease_holder_renewal_rtt_max_seconds', 'The slowest renewal round trip the holder reported over the last 5 minutes.', (f) => seconds(f.rttMaxMs)],
+    ['leasehold_lease_holder_renewal_late_max_seconds', 'How late against its own schedule the holder ran a renewal at most over the last 5 minutes, when it said.', (f) => seconds(f.lateMaxMs)],
+  ];
+  for (const [name, help, value] of families) {
+    const family = gauge(registry, name, help, ['holder', 'lease', 'source']);
+    for (const figure of figures) {
+      const v = value(figure);
+      if (v !== null) family.set({ holder: figure.holder, lease: figure.leaseId, source: sourceOf.get(figure.leaseId) ?? '' }, v);
+    }
+  }
 }
 
 const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);

@@ -5,7 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TelemetryRefusedError } from '../../lib/domain/holder-telemetry';
 import { openStore, type Store } from '../../lib/db/store';
-import { readHolderReports, storeTelemetry } from '../../lib/db/telemetry';
+import { Registry } from 'prom-client';
+import { readHolderReports, recentHolderFigures, storeTelemetry } from '../../lib/db/telemetry';
+import { holderSeries } from '../../lib/queries/metrics';
 import { telemetryBodySchema, type TelemetryBody } from '../../lib/domain/schemas';
 import { STORE_KINDS, type TestDatabase } from '../support/databases';
 
@@ -77,6 +79,34 @@ describe.each(STORE_KINDS)('holder telemetry in the store: $kind', ({ create }) 
     const old = storeTelemetry(store, body([good, { ...good, renewals: [renewal('2026-12-04T03:00:00.000Z', 1, 0)] }]), NOW);
     await expect(old).rejects.toMatchObject({ code: 'invalid_time', message: expect.stringMatching(/^reports\[1\]\.renewals\[0\]\.at/) });
     expect(await readHolderReports(store, other, new Date(0))).toEqual([]);
+  });
+
+  it('gives /metrics each exported lease\'s holders over the last 5 minutes: whether each claims now, renewals, failures, slowest round trip and largest lateness, within the limit', async () => {
+    const other = 'redis-main/lock:order:43';
+    const at = new Date(NOW.getTime() + 60_000);
+    await storeTelemetry(
+      store,
+      body([
+        { lease: other, holder: 'w-9:"odd"\\', token: '3', ttlMs: 5_000, claims: true, claimForMs: 4_000, renewals: [renewal('2026-12-06T03:01:10.000Z', 12, 800), renewal('2026-12-06T03:01:20.000Z', 30, null, false)] },
+        { lease: other, holder: 'w-8:quiet', token: null, claims: false, renewals: [renewal('2026-12-06T03:01:15.000Z', 2, null)] },
+      ]),
+      at,
+    );
+    const figures = await recentHolderFigures(store, [other], new Date(at.getTime() - 300_000), new Date(at.getTime() + 1_000), 10);
+    expect(figures).toEqual([
+      { leaseId: other, holder: 'w-8:quiet', claims: false, renewals: 1, failed: 0, rttMaxMs: 2, lateMaxMs: null },
+      { leaseId: other, holder: 'w-9:"odd"\\', claims: true, renewals: 2, failed: 1, rttMaxMs: 30, lateMaxMs: 800 },
+    ]);
+    // Its claim ran out (claimForMs 4 s): it claims no more, though nothing said so.
+    expect((await recentHolderFigures(store, [other], new Date(0), new Date(at.getTime() + 5_000), 10)).find((f) => f.holder.startsWith('w-9'))?.claims).toBe(false);
+    expect(await recentHolderFigures(store, [other], new Date(0), at, 1)).toHaveLength(1);
+    const registry = new Registry();
+    holderSeries(registry, figures, new Map([[other, 'redis-main']]));
+    const text = await registry.metrics();
+    expect(text).toContain('leasehold_lease_holder_claims{holder="w-9:\\"odd\\"\\\\",lease="redis-main/lock:order:43",source="redis-main"} 1');
+    expect(text).toContain('leasehold_lease_holder_renewal_late_max_seconds{holder="w-9:\\"odd\\"\\\\",lease="redis-main/lock:order:43",source="redis-main"} 0.8');
+    expect(text).toContain('leasehold_lease_holder_renewal_failures_last_5m{holder="w-9:\\"odd\\"\\\\",lease="redis-main/lock:order:43",source="redis-main"} 1');
+    expect(text).not.toContain('leasehold_lease_holder_renewal_late_max_seconds{holder="w-8:quiet"');
   });
 
   it('a lease that is forgotten takes its holders\' reports with it', async () => {
