@@ -74,6 +74,23 @@ test('the demo: the scheduler lease held within 60 s, a failover after a missed 
       { timeout: 15_000, intervals: [500] },
     )
     .toEqual(expect.arrayContaining(['missed_renewal', 'failover']));
+  // The paused scheduler woke still believing it led (its servers report what they believe):
+  // split_brain, naming it and the backend's new holder, signed, in the same inbox.
+  let splitBrain: (InboxMessage & { summary: string | null }) | undefined;
+  await expect
+    .poll(
+      async () => {
+        const { messages } = (await (await request.get('/api/v1/demo/inbox')).json()) as { messages: (InboxMessage & { summary: string | null })[] };
+        splitBrain = messages.find((m) => m.verified && m.type === 'alert.firing' && m.rule === 'split_brain' && m.leaseId === SCHEDULER);
+        return splitBrain !== undefined;
+      },
+      { timeout: Math.max(15_000, healthyAt + 180_000 - Date.now()), intervals: [1_000] },
+    )
+    .toBe(true);
+  expect(splitBrain!.summary).toMatch(/server-\d\d:[0-9a-f]{8} \(token \d+\) claims it while the backend shows server-\d\d:[0-9a-f]{8} holding it with token \d+/);
+  // Its holders' own figures are on /metrics beside the lease's.
+  const metrics = await (await request.get('/metrics')).text();
+  expect(metrics).toMatch(/leasehold_lease_holder_renewals_last_5m\{holder="server-\d\d:[0-9a-f]{8}",lease="demo\/pixly\.leases\/weekly-digest-scheduler",source="demo"\} [1-9]/);
   await page.goto('/demo/inbox');
   await expect(page.getByTestId('inbox-message').first()).toContainText('signature verified');
   await screenshot(page, 'demo-inbox');
