@@ -125,6 +125,11 @@ test('hostile telemetry bodies: each a 4xx naming the problem, and nothing of th
       { name: 'a NUL in a holder', body: { reports: [report({ holder: 'a\u0000b' })] }, status: 400, error: 'invalid_body', says: /U\+0000|NUL/ },
       { name: 'a lone surrogate in a holder', body: { reports: [report({ holder: 'a\ud800b' })] }, status: 400, error: 'invalid_body', says: /"reports\.0\.holder".*lone UTF-16 surrogate/ },
       { name: 'a lone surrogate in a lease', body: { reports: [report({ lease: `${known}\udc00` })] }, status: 400, error: 'invalid_body', says: /"reports\.0\.lease".*lone UTF-16 surrogate/ },
+      { name: 'a claim for -1 ms', body: { reports: [report({ claimForMs: -1 })] }, status: 400, error: 'invalid_body', says: /"reports\.0\.claimForMs".*0 ms or more/ },
+      { name: 'a claim for 40 days', body: { reports: [report({ claimForMs: 40 * 86_400_000 })] }, status: 400, error: 'invalid_body', says: /"reports\.0\.claimForMs".*at most a day/ },
+      { name: 'a claim for "5 s"', body: { reports: [report({ claimForMs: '5 s' })] }, status: 400, error: 'invalid_body', says: /"reports\.0\.claimForMs"/ },
+      { name: 'a TTL beyond 2^63', body: { reports: [report({ ttlMs: 2 ** 64 })] }, status: 400, error: 'invalid_body', says: /"reports\.0\.ttlMs".*30 days/ },
+      { name: 'a TTL of 1.5 ms', body: { reports: [report({ ttlMs: 1.5 })] }, status: 400, error: 'invalid_body', says: /"reports\.0\.ttlMs".*whole milliseconds/ },
       { name: 'no reports', body: { reports: [] }, status: 400, error: 'invalid_body', says: /at least one report/ },
       { name: 'an array instead of an object', body: [1, 2], status: 400, error: 'invalid_body', says: /reports/ },
     ];

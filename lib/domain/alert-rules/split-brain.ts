@@ -50,8 +50,7 @@ export const splitBrain = defineAlertRule({
           if (input.claims && input.claimUntilMono !== null) {
             const sinceMono = Math.min(input.claimsSinceMono ?? now, now);
             entry.claims.set(input.holder, { holder: input.holder, token: input.token, sinceMono, untilMono: input.claimUntilMono });
-          }
-          else entry.claims.delete(input.holder);
+          } else entry.claims.delete(input.holder);
           return;
         }
         if (input.type === 'seen' || input.type === 'change' || input.type === 'forced') {

@@ -41,7 +41,13 @@ export const holderReportSchema = z.strictObject({
     .regex(/^(0|[1-9][0-9]{0,77})$/, { error: 'expected the fencing token as a decimal string ("1182"), or null' })
     .nullable(),
   /** The lease's TTL as the holder asked for it: what late_holder measures lateness against when the backend does not say. */
-  ttlMs: z.number({ error: 'expected the TTL in milliseconds (a number)' }).int().min(1).max(30 * MAX_MS, { error: 'expected a TTL of at most 30 days' }).nullable().optional(),
+  ttlMs: z
+    .number({ error: 'expected the TTL in milliseconds (a number)' })
+    .max(30 * MAX_MS, { error: 'expected a TTL of at most 30 days' })
+    .int({ error: 'expected the TTL in whole milliseconds' })
+    .min(1, { error: 'expected a TTL of 1 ms or more' })
+    .nullable()
+    .optional(),
   claims: z.boolean({ error: 'expected true when the holder believes it holds the lease, false otherwise' }),
   /** How much longer, from when the report was sent, the holder believes it holds the lease. */
   claimForMs: ms('how much longer the holder believes it holds the lease').nullable().optional(),
