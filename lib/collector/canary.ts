@@ -15,7 +15,7 @@ import { createLeaseClient, LeaseLostError, type Lease, type LeaseClient, type L
 import { metrics } from '../metrics';
 import type { CanaryTarget } from '../sources/backend';
 import type { CanaryEntry } from '../sources/config-parts';
-import type { LeaseSource, PollResult, SourceSnapshot } from '../sources/types';
+import type { ChangeHint, LeaseSource, PollResult, SourceSnapshot } from '../sources/types';
 import type { Clock } from '../time/clock';
 
 /** How often the minutes' rollups go to the store. */
@@ -195,7 +195,21 @@ export function hidingCanary(source: LeaseSource, observedKey: string): LeaseSou
       if (typeof value !== 'function') return value;
       if (property === 'snapshot') return (signal: AbortSignal) => target.snapshot(signal).then(keep);
       if (property === 'poll') return (signal: AbortSignal) => target.poll!(signal).then(keepPoll);
-      if (property === 'readKeys') return (keys: string[], signal: AbortSignal) => target.readKeys!(keys, signal).then((r) => ({ ...keep(r), covered: r.covered.filter((key) => key !== observedKey) }));
+      // The canary's own changes are not read at all: a push about its key alone asks for nothing
+      // (each renewal would otherwise cost the backend a read of the key as well).
+      if (property === 'readKeys') return (keys: string[], signal: AbortSignal) => target.readKeys!(keys.filter((key) => key !== observedKey), signal).then((r) => ({ ...keep(r), covered: r.covered.filter((key) => key !== observedKey) }));
+      if (property === 'watch') {
+        return (onHint: (hint: ChangeHint) => void, signal: AbortSignal, options?: { expiries?: boolean }) =>
+          target.watch!(
+            (hint) => {
+              const keys = hint.keys?.filter((key) => key !== observedKey);
+              if (keys && keys.length === 0 && !hint.full && !hint.gap) return;
+              onHint(keys ? { ...hint, keys } : hint);
+            },
+            signal,
+            options,
+          );
+      }
       return (value as (...args: unknown[]) => unknown).bind(target);
     },
   });

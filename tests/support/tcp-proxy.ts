@@ -11,6 +11,8 @@ export type TcpProxy = {
   delay(ms: number): void;
   /** Drops every open connection (the clients see them reset and reconnect). */
   reset(): void;
+  /** Chunks the clients have sent so far: on loopback, one per request written (a pipeline is one). */
+  written(): number;
   close(): Promise<void>;
 };
 
@@ -18,6 +20,7 @@ export type TcpProxy = {
 export async function startTcpProxy(targetHost: string, targetPort: number, listenPort = 0): Promise<TcpProxy> {
   let partitioned = false;
   let delayMs = 0;
+  let written = 0;
   const pass = (to: net.Socket, chunk: Buffer) => {
     if (partitioned) return;
     // Timers of one delay fire in the order they were set: the bytes keep their order.
@@ -35,7 +38,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number, list
         upstream.destroy();
       });
     }
-    client.on('data', (chunk: Buffer) => pass(upstream, chunk));
+    client.on('data', (chunk: Buffer) => {
+      written += 1;
+      pass(upstream, chunk);
+    });
     upstream.on('data', (chunk: Buffer) => pass(client, chunk));
   });
   await new Promise<void>((resolve) => server.listen(listenPort, '127.0.0.1', resolve));
@@ -50,6 +56,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number, list
     reset() {
       for (const socket of sockets) socket.destroy();
     },
+    written: () => written,
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
