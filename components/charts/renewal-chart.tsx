@@ -3,6 +3,8 @@
 // expiry, against the TTL and the late-renewal threshold. The store keeps the last renewals
 // raw (a bounded ring) and every renewal in per-minute rollups: when the range reaches
 // further back than the raw ones, the rollups are offered, and the chart says which it shows.
+// When holders report their own timings (POST /api/v1/telemetry), their slowest round trip
+// and largest lateness per minute are drawn beside what the backend shows.
 import { useId, useState } from 'react';
 import { CartesianGrid, ComposedChart, Line, ReferenceLine, Tooltip, XAxis, YAxis, type DotItemDotProps, type TooltipContentProps } from 'recharts';
 import { LATE_MARGIN_RATIO } from '@/lib/domain/health';
@@ -13,8 +15,25 @@ import { formatInstant, formatMs, formatTick, marginTicks, timeTicks, unitFor } 
 export type RenewalSampleInput = { at: string; holder: string | null; intervalMs: number; marginMs: number; ttlMs: number | null };
 export type RenewalRollupInput = { minute: string; count: number; intervalP50: number; intervalMax: number; marginMin: number; marginP50: number };
 
-type RawRow = { at: number; interval: number; margin: number; holder: string | null; late: boolean };
-type RollupRow = { at: number; interval: number; intervalMax: number; marginMin: number; marginP50: number; count: number; late: boolean };
+/** Per minute, over every holder that reported: the slowest round trip and the largest lateness (null: none said). */
+export type HolderMinuteInput = { minute: string; rttMaxMs: number; lateMaxMs: number | null };
+
+/** Every reporting holder's minutes merged, oldest first: per minute the slowest round trip and the largest lateness of any. */
+export function holderMinutesOf(holders: readonly { minutes: readonly { minute: string; rttMaxMs: number; lateMaxMs: number | null }[] }[]): HolderMinuteInput[] {
+  const merged = new Map<string, HolderMinuteInput>();
+  for (const m of holders.flatMap((h) => h.minutes)) {
+    const seen = merged.get(m.minute);
+    const late = seen?.lateMaxMs ?? null;
+    merged.set(m.minute, { minute: m.minute, rttMaxMs: Math.max(seen?.rttMaxMs ?? 0, m.rttMaxMs), lateMaxMs: m.lateMaxMs === null ? late : Math.max(late ?? 0, m.lateMaxMs) });
+  }
+  return [...merged.values()].sort((a, b) => Date.parse(a.minute) - Date.parse(b.minute));
+}
+
+/** What holders reported of a minute, on the row of that minute (or a row of its own among raw renewals). */
+type HolderFields = { holderRtt?: number; holderLate?: number | null };
+type RawRow = { at: number; interval: number; margin: number; holder: string | null; late: boolean } & HolderFields;
+type RollupRow = { at: number; interval: number; intervalMax: number; marginMin: number; marginP50: number; count: number; late: boolean } & HolderFields;
+type HolderRow = { at: number; holderOnly: true } & HolderFields;
 type Mode = 'raw' | 'rollup';
 
 const percent = (ms: number, ttl: number | null) => (ttl ? ` (${Math.round((ms / ttl) * 100)}% of TTL)` : '');
@@ -45,6 +64,7 @@ export function RenewalChart({
   state,
   emptyMessage = 'No renewals in this range.',
   height = 220,
+  holderMinutes = [],
 }: {
   /** Oldest first. */
   samples: readonly RenewalSampleInput[];
@@ -56,6 +76,8 @@ export function RenewalChart({
   state: ChartState;
   emptyMessage?: string;
   height?: number;
+  /** Oldest first; empty when no holder reports. */
+  holderMinutes?: readonly HolderMinuteInput[];
 }) {
   const [chosen, setChosen] = useState<Mode | null>(null);
   const name = useId();
@@ -77,9 +99,10 @@ export function RenewalChart({
     count: r.count,
     late: threshold !== null && r.marginMin < threshold,
   }));
-  const rows: (RawRow | RollupRow)[] = mode === 'raw' ? raw : perMinute;
+  const reported = holderMinutes.map((m) => ({ at: Date.parse(m.minute), holderRtt: m.rttMaxMs, holderLate: m.lateMaxMs }));
+  const rows = withHolderMinutes<RawRow | RollupRow>(mode === 'raw' ? raw : perMinute, reported);
   const values = mode === 'raw' ? raw.flatMap((r) => [r.interval, r.margin]) : perMinute.flatMap((r) => [r.interval, r.marginP50, r.marginMin]);
-  const top = Math.max(ttl ?? 0, ...values, 1);
+  const top = Math.max(ttl ?? 0, ...values, ...reported.flatMap((r) => [r.holderRtt, r.holderLate ?? 0]), 1);
   const yTicks = marginTicks(top * 1.08);
   const unit = unitFor(top);
   const span = end - start;
@@ -116,6 +139,12 @@ export function RenewalChart({
             ttl,
           )} at ${formatTick(worst.at, span)} UTC; ${lateMinutes === 0 ? 'no minute with a late renewal' : `${lateMinutes} minute${lateMinutes === 1 ? '' : 's'} with a late renewal`}.`;
     note = 'Per-minute rollups of every renewal: lowest and median margin, median interval.';
+  }
+  if (reported.length > 0) {
+    const lateness = reported.flatMap((r) => (r.holderLate === null ? [] : [r.holderLate]));
+    summary += ` As its holders see it: slowest round trip ${formatMs(Math.max(...reported.map((r) => r.holderRtt)), unit)}${
+      lateness.length > 0 ? `, largest lateness ${formatMs(Math.max(...lateness), unit)}` : ''
+    } (per minute, from their own reports).`;
   }
 
   const shown: ChartState = state.kind === 'ready' && rows.length === 0 ? { kind: 'empty', message: emptyMessage } : state;
@@ -171,6 +200,16 @@ export function RenewalChart({
           <li>
             <span className={`${styles.dot} ${styles.bad}`} /> late renewal
           </li>
+          {reported.length > 0 ? (
+            <>
+              <li>
+                <span className={`${styles.swatch} ${styles.ok}`} /> holders: slowest round trip
+              </li>
+              <li>
+                <span className={`${styles.swatch} ${styles.swatchDashed} ${styles.ok}`} /> holders: largest lateness
+              </li>
+            </>
+          ) : null}
         </ul>
       }
     >
@@ -204,24 +243,69 @@ export function RenewalChart({
             label={{ value: `late < ${formatMs(threshold, unit)}`, position: 'insideBottomRight', fill: 'var(--bad)', fontSize: 11 }}
           />
         ) : null}
-        <Line dataKey="interval" name={mode === 'raw' ? 'interval' : 'median interval'} stroke="var(--muted)" strokeDasharray="4 3" dot={false} isAnimationActive={false} />
+        <Line dataKey="interval" name={mode === 'raw' ? 'interval' : 'median interval'} stroke="var(--muted)" strokeDasharray="4 3" dot={false} connectNulls isAnimationActive={false} />
         {mode === 'raw' ? (
-          <Line dataKey="margin" name="margin" stroke="var(--accent)" strokeWidth={1.5} dot={MarginDot} isAnimationActive={false} />
+          <Line dataKey="margin" name="margin" stroke="var(--accent)" strokeWidth={1.5} dot={MarginDot} connectNulls isAnimationActive={false} />
         ) : (
           <>
-            <Line dataKey="marginP50" name="median margin" stroke="var(--accent)" strokeWidth={1.5} dot={false} isAnimationActive={false} />
-            <Line dataKey="marginMin" name="lowest margin" stroke="var(--warn)" strokeWidth={1.5} dot={LateMinuteDot} isAnimationActive={false} />
+            <Line dataKey="marginP50" name="median margin" stroke="var(--accent)" strokeWidth={1.5} dot={false} connectNulls isAnimationActive={false} />
+            <Line dataKey="marginMin" name="lowest margin" stroke="var(--warn)" strokeWidth={1.5} dot={LateMinuteDot} connectNulls isAnimationActive={false} />
           </>
         )}
+        {reported.length > 0 ? (
+          <>
+            <Line dataKey="holderRtt" name="holders: slowest round trip" stroke="var(--ok)" strokeWidth={1.5} dot={{ r: 2 }} connectNulls isAnimationActive={false} />
+            <Line dataKey="holderLate" name="holders: largest lateness" stroke="var(--ok)" strokeDasharray="4 3" strokeWidth={1.5} dot={false} connectNulls isAnimationActive={false} />
+          </>
+        ) : null}
       </ComposedChart>
     </ChartFrame>
   );
 }
 
 
+/** The rows in time order, each holder minute on the row of that minute when there is one, else on a row of its own. */
+function withHolderMinutes<R extends { at: number } & HolderFields>(rows: readonly R[], reported: readonly ({ at: number } & HolderFields)[]): (R | HolderRow)[] {
+  if (reported.length === 0) return [...rows];
+  const byAt = new Map<number, R | HolderRow>(rows.map((row) => [row.at, { ...row }]));
+  for (const minute of reported) {
+    const row = byAt.get(minute.at);
+    if (row) Object.assign(row, { holderRtt: minute.holderRtt, holderLate: minute.holderLate });
+    else byAt.set(minute.at, { ...minute, holderOnly: true });
+  }
+  return [...byAt.values()].sort((a, b) => a.at - b.at);
+}
+
+/** A minute as its holders reported it. */
+function HolderLines({ row }: { row: HolderFields }) {
+  if (row.holderRtt === undefined) return null;
+  return (
+    <>
+      <dt>holders' slowest round trip</dt>
+      <dd>{formatMs(row.holderRtt, unitFor(row.holderRtt))}</dd>
+      {row.holderLate !== null && row.holderLate !== undefined ? (
+        <>
+          <dt>holders' largest lateness</dt>
+          <dd>{formatMs(row.holderLate, unitFor(row.holderLate))}</dd>
+        </>
+      ) : null}
+    </>
+  );
+}
+
 function RawTooltip({ active, payload }: TooltipContentProps) {
-  const row = active ? (payload?.[0]?.payload as RawRow | undefined) : undefined;
+  const row = active ? (payload?.[0]?.payload as RawRow | HolderRow | undefined) : undefined;
   if (!row) return null;
+  if ('holderOnly' in row) {
+    return (
+      <div className={styles.tooltip}>
+        <div className={styles.tooltipTitle}>Minute from {formatInstant(row.at).replace(':00.000 UTC', ' UTC')}, as its holders report it</div>
+        <dl>
+          <HolderLines row={row} />
+        </dl>
+      </div>
+    );
+  }
   return (
     <div className={styles.tooltip}>
       <div className={`${styles.tooltipTitle}${row.late ? ` ${styles.bad}` : ''}`}>{row.late ? 'Late renewal' : 'Renewal'}</div>
@@ -234,14 +318,17 @@ function RawTooltip({ active, payload }: TooltipContentProps) {
         <dd>{formatMs(row.margin, unitFor(row.margin))}</dd>
         <dt>interval</dt>
         <dd>{formatMs(row.interval, unitFor(row.interval))}</dd>
+        <HolderLines row={row} />
       </dl>
     </div>
   );
 }
 
 function RollupTooltip({ active, payload }: TooltipContentProps) {
-  const row = active ? (payload?.[0]?.payload as RollupRow | undefined) : undefined;
-  if (!row) return null;
+  const found = active ? (payload?.[0]?.payload as RollupRow | HolderRow | undefined) : undefined;
+  if (!found) return null;
+  if ('holderOnly' in found) return RawTooltip({ active, payload } as TooltipContentProps);
+  const row = found;
   return (
     <div className={styles.tooltip}>
       <div className={`${styles.tooltipTitle}${row.late ? ` ${styles.bad}` : ''}`}>Minute from {formatInstant(row.at).replace(':00.000 UTC', ' UTC')}</div>
@@ -256,6 +343,7 @@ function RollupTooltip({ active, payload }: TooltipContentProps) {
         <dd>{formatMs(row.interval, unitFor(row.interval))}</dd>
         <dt>longest interval</dt>
         <dd>{formatMs(row.intervalMax, unitFor(row.intervalMax))}</dd>
+        <HolderLines row={row} />
       </dl>
     </div>
   );

@@ -4,7 +4,7 @@
 import Link from 'next/link';
 import { useMemo } from 'react';
 import { HolderChart } from '@/components/charts/holder-chart';
-import { RenewalChart } from '@/components/charts/renewal-chart';
+import { holderMinutesOf, RenewalChart } from '@/components/charts/renewal-chart';
 import type { ChartState } from '@/components/charts/chart-frame';
 import { formatTick } from '@/components/charts/time-axis';
 import { TokenChart } from '@/components/charts/token-chart';
@@ -218,6 +218,7 @@ function History({
             end={end}
             state={renewalsState}
             emptyMessage={renewalEmpty}
+            holderMinutes={holderMinutesOf(renewals.data?.holders ?? [])}
           />
         </div>
         {/* Only for a lease whose holders report (POST /api/v1/telemetry): most do not. */}

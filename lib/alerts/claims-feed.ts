@@ -1,4 +1,4 @@
-// Holders' claims, fed to the alert rules: once a second the engine reads the claims holders
+// Holders' claims, fed to the alert rules: twice a second the engine reads the claims holders
 // reported since it last looked (HolderClaim, written by POST /api/v1/telemetry in whichever
 // process serves it) and hands the rules those on leases this process observes, each with
 // the observer's current picture of the lease. The split_brain and late_holder rules judge

@@ -90,6 +90,7 @@ export class AlertEngine {
   private readonly clock: Clock;
   private loaded: Promise<void> | null = null;
   private readonly claims: ClaimsFeed;
+  private claimsRead: Promise<void> | null = null;
 
   constructor(private readonly options: AlertEngineOptions) {
     this.clock = options.clock ?? systemClock;
@@ -108,9 +109,14 @@ export class AlertEngine {
       }
       // Holders' claims are read twice a tick, and judged at once when any came: a zombie's
       // first report after it wakes is raised within half a second of reaching the store.
-      const fed = await this.readClaims();
+      // In the background: a store that hangs holds up no other rule's tick.
+      this.claimsRead ??= this.readClaims(signal)
+        .then((fed) => {
+          if (fed) this.decide(this.evaluator.tick(this.clock.mono()));
+        })
+        .finally(() => (this.claimsRead = null));
       const tickAt = this.clock.mono();
-      if (fed || tickAt - lastTick >= TICK_MS) {
+      if (tickAt - lastTick >= TICK_MS) {
         lastTick = tickAt;
         this.decide(this.evaluator.tick(tickAt));
       }
@@ -159,11 +165,13 @@ export class AlertEngine {
     this.claims.watch(source, leases);
   }
 
-  /** Holders' claims reported since the last tick, when a rule judges them; a store that fails is tried again next tick. */
-  private async readClaims(): Promise<boolean> {
+  /** Holders' claims reported since the last read, when a rule judges them; true when any came. A store that fails is tried again at the next read. */
+  private async readClaims(signal: AbortSignal): Promise<boolean> {
     if (!this.rules.some((rule) => rule.enabled && CLAIM_RULES.has(rule.type))) return false;
     try {
       const inputs = await this.claims.read(this.clock.mono(), this.clock.wall());
+      // Stopped meanwhile: nothing more is decided (and written) after the engine has stopped.
+      if (signal.aborted) return false;
       const now = this.clock.mono();
       this.decide(inputs.flatMap((input) => this.evaluator.apply(input, now)));
       return inputs.length > 0;

@@ -111,9 +111,9 @@ export class Pending {
   /**
    * Stops reporting a holder's lease until `until` (wall ms), dropping its pending renewals;
    * its claim is kept and said again when the lease is reported again. Never again
-   * (Infinity): the entry goes.
+   * (Infinity): the entry goes. Answers how many times it has been set aside.
    */
-  mute(report: Pick<TelemetryReport, 'lease' | 'holder'>, until: number | ((refusals: number) => number)) {
+  mute(report: Pick<TelemetryReport, 'lease' | 'holder'>, until: number | ((refusals: number) => number)): number {
     const id = entryId(report.holder, report.lease);
     if (this.muted.size >= 10_000) this.muted.clear(); // bounded: forgetting a mute only costs one more refusal
     if (this.refusals.size >= 10_000) this.refusals.clear();
@@ -121,12 +121,13 @@ export class Pending {
     this.refusals.set(id, refusals);
     this.muted.set(id, typeof until === 'number' ? until : until(refusals));
     const entry = this.entries.get(id);
-    if (!entry) return;
+    if (!entry) return refusals;
     this.stats.pending -= entry.renewals.length;
     this.stats.dropped += entry.renewals.length;
     entry.renewals = [];
     entry.reportedClaims = null;
     if (this.muted.get(id) === Number.POSITIVE_INFINITY) this.entries.delete(id);
+    return refusals;
   }
 
   private isMuted(id: string, now: number): boolean {

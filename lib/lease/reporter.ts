@@ -143,9 +143,12 @@ export function createLeaseReporter(options: LeaseReporterOptions): LeaseReporte
   /** A refused batch is dropped, said why; a 422 (a lease not observed there) sets that lease aside for a while (refusedLeaseMuteMs). */
   const refused = (batch: TelemetryReport[], answer: { status: number; said: string }) => {
     pending.stats.dropped += renewalsIn(batch);
+    const refusals = answer.status === 422 && batch.length === 1 ? pending.mute(batch[0]!, (n) => Date.now() + refusedLeaseMuteMs(n)) : 0;
+    // A claim on a lease acquired a moment ago, refused once because Leasehold has not read it
+    // yet, is the usual case, not an error: it goes again in a second. Said when refused again.
+    if (refusals === 1 && renewalsIn(batch) === 0) return;
     const reports = batch.length === 1 ? '1 report' : `${batch.length} reports`;
     onError(new Error(`Leasehold refused ${reports} with ${renewalsIn(batch)} renewals (HTTP ${answer.status}): ${answer.said}; they are dropped`));
-    if (answer.status === 422 && batch.length === 1) pending.mute(batch[0]!, (refusals) => Date.now() + refusedLeaseMuteMs(refusals));
   };
 
   const flushNow = async (onlyChangedClaims = false) => {

@@ -319,12 +319,18 @@ describe('holder-side timings: an elector, prom-client and the reporter', () => 
       const taken = posts.flatMap((p) => p.reports.map((r) => r.lease));
       expect(taken).toHaveLength(1_000);
       expect(taken).not.toContain(unknown);
-      expect(errors).toEqual([expect.stringMatching(/^Leasehold refused 1 report with 0 renewals \(HTTP 422\): reports\[0\]\.lease: no lease/)]);
+      // Refused once with nothing but its claim: a lease Leasehold has not read yet, the usual case; not said.
+      expect(errors).toEqual([]);
       // Set aside: the next flush sends every other claimed lease again, not that one.
       requests.length = 0;
       await reporter.flush();
       expect(requests.flat().map((r) => r.lease)).not.toContain(unknown);
       expect(requests.flat()).toHaveLength(1_000);
+      // A second later it is tried again, refused again, and that is said.
+      await sleep(1_100);
+      await reporter.flush();
+      expect(requests.flat().map((r) => r.lease)).toContain(unknown);
+      expect(errors).toEqual([expect.stringMatching(/^Leasehold refused 1 report with 0 renewals \(HTTP 422\): reports\[0\]\.lease: no lease/)]);
     } finally {
       answerFor = null;
       for (const lease of leases) await client.release(lease);

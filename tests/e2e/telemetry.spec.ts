@@ -56,7 +56,8 @@ test('a holder reports its renewals and its claim through lib/lease, and the lea
   const creds = credentials(POSTGRES_URL);
   const errors: string[] = [];
   const name = `reported-${Date.now().toString(36)}`;
-  const reporter = createLeaseReporter({ url: POSTGRES_URL, token: creds.tokens.reporter, leaseId: leaseIdOf, flushEveryMs: 60_000, onError: (e) => errors.push(e.message) });
+  // Posts when this test flushes, not at once when the claim starts (tests/contract/lease-timings.test.ts shows that).
+  const reporter = createLeaseReporter({ url: POSTGRES_URL, token: creds.tokens.reporter, leaseId: leaseIdOf, flushEveryMs: 60_000, claimChangesAtOnce: false, onError: (e) => errors.push(e.message) });
   const client = createLeaseClient({ backend: 'postgres', url: testServices().databaseUrl, table: OBSERVED.pgTable, onTiming: reporter.listener });
   try {
     let lease = await observedLease(client, name);
@@ -78,6 +79,8 @@ test('a holder reports its renewals and its claim through lib/lease, and the lea
     const chart = await holderPanel(page, leaseIdOf(name), new RegExp(`claims it ${lease.holder.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · token ${lease.token}`));
     await expect(chart).toHaveAttribute('data-points', /^[1-9]/);
     await expect(chart.locator('figcaption')).toContainText(/5 reported renewals; slowest round trip \d+ ms; latest \d+ ms behind schedule; 1 of 1 holder claim it\./);
+    // The renewal chart draws the holder's own figures beside the backend's.
+    await expect(page.getByTestId('renewal-chart').locator('figcaption')).toContainText(/As its holders see it: slowest round trip \d+(\.\d)? (ms|s), largest lateness \d+(\.\d)? (ms|s)/);
     await screenshot(page, 'telemetry-lease-desktop');
     await page.setViewportSize({ width: 390, height: 844 });
     await holderPanel(page, leaseIdOf(name), /claims it/);
