@@ -8,6 +8,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { POSTGRES_URL } from '../../playwright.config';
 import { createLeaseClient } from '../../lib/lease';
+import { ALERT_RULE_TYPES } from '../../lib/domain/alert-types';
 import { testServices } from '../support/services';
 import { startReceiver, type Receiver } from '../support/webhook-receiver';
 import { credentials } from './credentials';
@@ -200,11 +201,12 @@ test('an admin sees where each alert went: its deliveries under the alert, with 
   await main.getByText('Add a rule').click();
   const ruleForm = page.getByRole('form', { name: 'Add a rule' });
   await expect(ruleForm.getByLabel('Scope')).toHaveValue('all');
-  await expect(ruleForm.getByLabel('Type').locator('option')).toHaveCount(9);
+  await expect(ruleForm.getByLabel('Type').locator('option')).toHaveCount(ALERT_RULE_TYPES.length);
   await main.getByText('Add a silence').click();
   const silenceForm = page.getByRole('form', { name: 'Add a silence' });
   await expect(silenceForm.getByLabel('Scope')).toHaveValue('all');
-  await expect(silenceForm.getByLabel('Rule type').locator('option')).toHaveCount(10);
+  // Every rule type, and "any".
+  await expect(silenceForm.getByLabel('Rule type').locator('option')).toHaveCount(ALERT_RULE_TYPES.length + 1);
   await expect(silenceForm.getByLabel('Rule type').locator('option').nth(1)).toHaveText('missed renewal');
   await screenshot(page, 'alerts-forms');
   const removed = await page.evaluate(async (webhookId) => (await fetch(`/api/v1/webhooks/${webhookId}`, { method: 'DELETE' })).status, made.body.webhook.id as string);
