@@ -142,8 +142,10 @@ export function RenewalChart({
   }
   if (reported.length > 0) {
     const lateness = reported.flatMap((r) => (r.holderLate === null ? [] : [r.holderLate]));
-    summary += ` As its holders see it: slowest round trip ${formatMs(Math.max(...reported.map((r) => r.holderRtt)), unit)}${
-      lateness.length > 0 ? `, largest lateness ${formatMs(Math.max(...lateness), unit)}` : ''
+    // In their own unit: a holder's milliseconds beside a TTL of minutes would read "0 s".
+    const own = (ms: number) => formatMs(ms, unitFor(ms));
+    summary += ` As its holders see it: slowest round trip ${own(Math.max(...reported.map((r) => r.holderRtt)))}${
+      lateness.length > 0 ? `, largest lateness ${own(Math.max(...lateness))}` : ''
     } (per minute, from their own reports).`;
   }
 
