@@ -119,8 +119,12 @@ export async function startWorld(options: WorldOptions) {
     const collector = testCollector(store, options.sources, {
       pollMs: POLL_MS,
       collectorId,
-      // Deliveries retried from 200 ms growing to 6 s (not 1 s to 5 min; 30 attempts last about two minutes), 1 s to answer: the receiver's faults last a minute at most.
-      alerts: { timeoutMs: options.timeoutMs ?? 1_000, maxAttempts: 30 },
+      // Deliveries retried from 200 ms growing to 6 s (not 1 s to 5 min), 1 s to answer: the
+      // receiver's faults last a minute at most. The delays have full jitter, so at the cap a
+      // retry comes after 3 s on average: 30 attempts spent about 80 s, and now and then (about
+      // one run in twenty) under the minute of 500s, which dead-lettered a message; 60 last
+      // about two and a half minutes.
+      alerts: { timeoutMs: options.timeoutMs ?? 1_000, maxAttempts: 60 },
       alertRetryBaseMs: 200,
       alertRetryMaxMs: 6_000,
     });
