@@ -20,8 +20,10 @@ Commands:
   migrate check        compare the migrated store with prisma/schema.prisma (drift check)
   config check [--config FILE]
                        validate the config file and the environment
-  leases [--source S] [--state held|free|expired|unknown] [--q TEXT]
-                       current leases, from a running server (LEASEHOLD_URL)
+  leases [--source S] [--state held|free|expired|unknown|stale|problems] [--q TEXT]
+         [--sort key|problems|remaining|token|holder|transitions] [--limit N] [--cursor C | --all]
+                       current leases, from a running server (LEASEHOLD_URL): a page of them
+                       (10,000 unless --limit), or every page with --all
   lease <id>           one lease, its queue and recent events
   events <id> [--since 1h] [--types expired,taken_over] [--limit N]
   failovers [--since 24h]
@@ -76,6 +78,9 @@ async function main(argv: string[]): Promise<number> {
       since: { type: 'string' },
       types: { type: 'string' },
       limit: { type: 'string' },
+      sort: { type: 'string' },
+      cursor: { type: 'string' },
+      all: { type: 'boolean' },
       role: { type: 'string' },
       name: { type: 'string' },
       expires: { type: 'string' },

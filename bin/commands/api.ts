@@ -12,7 +12,7 @@ export class ApiCallError extends Error {
   override name = 'ApiCallError';
 }
 
-type Flags = { json: boolean; source?: string; state?: string; q?: string; since?: string; types?: string; limit?: string };
+type Flags = { json: boolean; source?: string; state?: string; q?: string; since?: string; types?: string; limit?: string; sort?: string; cursor?: string; all?: boolean };
 
 export function apiBaseUrl(): string {
   return (process.env.LEASEHOLD_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(/\/+$/, '');
@@ -78,11 +78,37 @@ const eventRows = (events: Event[]) =>
   events.map((e) => [e.at, e.leaseId, e.type, e.previousHolder ?? '—', e.holder ?? '—', e.token ?? '—', e.gapMs === null ? '—' : seconds(e.gapMs)]);
 const EVENT_HEADERS = ['AT', 'LEASE', 'EVENT', 'FROM', 'TO', 'TOKEN', 'GAP'];
 
+type LeaseList = z.output<typeof leaseListSchema>;
+
+/**
+ * GET /api/v1/leases as the flags ask: one page, or with --all every page, followed by their
+ * cursors, as one list (the API's shape, the last page's counts and sources). Progress goes to
+ * standard error on a terminal.
+ */
+async function leasePages(flags: Flags): Promise<{ raw: unknown; data: LeaseList }> {
+  if (flags.all && flags.cursor) throw new ApiCallError('--all starts from the first page: give it without --cursor');
+  const query = { source: flags.source, state: flags.state, q: flags.q, sort: flags.sort, limit: flags.limit };
+  const first = await get(leaseListSchema, '/api/v1/leases', { ...query, cursor: flags.cursor });
+  if (!flags.all) return first;
+  const leases = [...first.data.leases];
+  let page = first.data;
+  while (page.next) {
+    if (process.stderr.isTTY) process.stderr.write(`\r${leases.length} of ${page.total} leases read…`);
+    page = (await get(leaseListSchema, '/api/v1/leases', { ...query, cursor: page.next })).data;
+    leases.push(...page.leases);
+  }
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  // With another order than key, leases that move between pages may come twice (docs/api.md): once each here.
+  const unique = [...new Map(leases.map((lease) => [lease.id, lease])).values()];
+  const data = { ...page, leases: unique, truncated: false, next: null };
+  return { raw: data, data };
+}
+
 export async function apiCommand(command: string, args: string[], flags: Flags): Promise<number> {
   const print = (data: unknown, human: () => void) => (flags.json ? process.stdout.write(`${JSON.stringify(data, null, 2)}\n`) : human());
   switch (command) {
     case 'leases': {
-      const { raw, data } = await get(leaseListSchema, '/api/v1/leases', { source: flags.source, state: flags.state, q: flags.q, limit: flags.limit });
+      const { raw, data } = await leasePages(flags);
       print(raw, () => {
         printTable(
           ['LEASE', 'KIND', 'STATE', 'HOLDER', 'TOKEN', 'REMAINING', 'QUEUED'],
@@ -96,7 +122,8 @@ export async function apiCommand(command: string, args: string[], flags: Flags):
             String(l.candidates.length || '—'),
           ]),
         );
-        if (data.truncated) console.log(`(${data.leases.length} of ${data.total} shown; narrow with --source, --state or --q)`);
+        if (data.next) console.log(`(${data.leases.length} of ${data.total} shown; the next page: --cursor ${data.next}, every page: --all, or narrow with --source, --state or --q)`);
+        else if (data.truncated) console.log(`(${data.leases.length} of ${data.total} shown; narrow with --source, --state or --q)`);
       });
       return 0;
     }

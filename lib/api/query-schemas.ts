@@ -13,6 +13,8 @@ import { AUDIT_PHASES } from '../domain/audit';
 import { EVENT_TYPES, LEASE_STATES } from '../domain/types';
 import { FAILOVER_CAUSES, FAILOVER_CHANGES } from '../domain/failover-stats';
 import { systemClock } from '../time/clock';
+import { SORTS } from '../domain/overview';
+import { decodeCursor, MAX_CURSOR_CHARS } from './lease-cursor';
 
 /** C0 controls, DEL and C1 controls (lib/domain/unprintable.ts): never in a parameter, never in a stored key (those are escaped as \xNN or \uNNNN). */
 export const CONTROL = CONTROL_CHARACTER;
@@ -184,7 +186,30 @@ export const phaseParam = param(z.enum(AUDIT_PHASES, { error: oneOf('one of') })
 // The keys are in the order the parameters are checked: the first issue is the one answered.
 
 /** GET /api/v1/leases */
-export const leasesQuery = z.object({ state: stateParam, q: searchTextParam, source: sourceParam, limit: limitParam(10_000, 100_000) });
+/** `state` of the lease list: a lease state, or `stale` (its source cannot be read) or `problems` (lib/domain/health.ts). */
+export const LEASE_LIST_STATES = [...LEASE_STATES, 'stale', 'problems'] as const;
+
+const LEASE_CURSOR_EXPECTED = 'the "next" value of an earlier page of this list';
+
+/** GET /api/v1/leases: a page of the list, filtered and sorted by the server (docs/api.md, "Paging"). */
+export const leasesQuery = z
+  .object({
+    state: param(z.enum(LEASE_LIST_STATES, { error: oneOf('one of') }), 32),
+    q: searchTextParam,
+    source: sourceParam,
+    sort: param(z.enum(SORTS, { error: oneOf('one of') }), 32),
+    cursor: param(
+      z.string().transform((raw, ctx) => decodeCursor(raw) ?? refuse(ctx, LEASE_CURSOR_EXPECTED, raw)),
+      MAX_CURSOR_CHARS,
+    ),
+    limit: limitParam(10_000, 100_000),
+  })
+  .superRefine(({ sort, cursor }, ctx) => {
+    // A cursor from a list in another order would start the page at a meaningless place.
+    const cursorSort = cursor === undefined ? undefined : cursor.kind === 'after' ? 'key' : cursor.sort;
+    if (cursorSort !== undefined && cursorSort !== (sort ?? 'key'))
+      ctx.issues.push({ code: 'custom', path: ['cursor'], message: `${LEASE_CURSOR_EXPECTED} sorted the same way (this cursor is for sort=${cursorSort})`, input: undefined });
+  });
 
 /** GET /api/v1/leases/{id}/events */
 export const leaseEventsQuery = z

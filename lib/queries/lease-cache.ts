@@ -19,7 +19,7 @@ import type { LeaseView } from '../domain/types';
 import { leavesWindowAt, recentChangesOfHands, recentSince, RECENT_WINDOW_MS, stillRecent } from '../domain/recent-changes';
 import { applyToLease, listChangeOf } from '../domain/lease-list';
 import { changeEventsSince, readLeaseViews } from '../db/leases';
-import type { LeaseFilter } from './leases';
+import { leasePage, stateCounts, type LeasePageFilter, type StateCounts } from './lease-page';
 import { assemble, CHUNK, COMMA, entryOf, NULL, remainingOf, wholeList, type Chunk, type Entry } from './lease-list-bytes';
 import { systemClock } from '../time/clock';
 
@@ -29,8 +29,9 @@ type Cache = {
   entries: Map<string, Entry>;
   /** Ids in (source, key) order; rebuilt when a lease appears. */
   order: string[] | null;
-  /** Leases per source, counted with order. */
+  /** Leases per source, counted with order; per state, counted when asked after a change. */
   counts: Map<string, number>;
+  states: StateCounts | null;
   /** The whole list in order, CHUNK leases each, and which chunk holds which lease; with order. */
   chunks: Chunk[] | null;
   chunkOf: Map<string, Chunk>;
@@ -76,12 +77,14 @@ async function read(store: Store, cache: Cache, sinceLoad: Map<string, Entry>) {
   cache.entries = entries;
   cache.order = null;
   cache.chunks = null;
+  cache.states = null;
   cache.pruneAt = 0;
   cache.loadedAt = now;
 }
 
 function setEntry(cache: Cache, id: string, entry: Entry) {
   cache.entries.set(id, entry);
+  cache.states = null;
   const chunk = cache.chunkOf.get(id);
   if (chunk) chunk.buf = null;
 }
@@ -130,7 +133,7 @@ function cacheFor(root: LeaseCacheRoot, store: Store): Cache {
   const caches = root.part(LEASE_CACHES);
   let cache = caches.get(store);
   if (cache) return cache;
-  const created: Cache = { entries: new Map(), order: null, counts: new Map(), chunks: null, chunkOf: new Map(), pruneAt: 0, loadedAt: 0, loading: null, sinceLoad: null, unsubscribe: () => {} };
+  const created: Cache = { entries: new Map(), order: null, counts: new Map(), states: null, chunks: null, chunkOf: new Map(), pruneAt: 0, loadedAt: 0, loading: null, sinceLoad: null, unsubscribe: () => {} };
   const update = (id: string, entry: Entry) => {
     if (!created.entries.has(id)) {
       created.order = null;
@@ -191,19 +194,23 @@ async function fresh(root: LeaseCacheRoot, store: Store): Promise<Cache> {
 }
 
 /**
- * The lease list as UTF-8 JSON (an array), filtered as listLeases filters, in (source, key)
- * order, with remainingMs as of now.
+ * A page of the lease list as UTF-8 JSON (an array), filtered and sorted as `filter` says
+ * (lease-page.ts), with remainingMs as of now.
  */
 export async function leaseListJson(
   root: LeaseCacheRoot,
   store: Store,
-  filter: LeaseFilter,
+  filter: LeasePageFilter,
 ): Promise<{
   json: Buffer;
   total: number;
   truncated: boolean;
+  /** the cursor of the next page, null on the last */
+  next: string | null;
   /** all leases, per source */
   counts: ReadonlyMap<string, number>;
+  /** all leases, per state */
+  states: StateCounts;
   /** the live bus's position this list is current to (lib/live/bus.ts) */
   position: string;
 }> {
@@ -211,31 +218,24 @@ export async function leaseListJson(
   const now = systemClock.wall();
   pruneHour(cache, now);
   const limit = filter.limit ?? 10_000;
-  if (!filter.source && !filter.state && !filter.q && cache.entries.size <= limit) {
+  const order = orderOf(cache);
+  const states = (cache.states ??= stateCounts(cache.entries.values()));
+  const position = root.bus.position();
+  if (!filter.source && !filter.state && !filter.q && !filter.cursor && (filter.sort ?? 'key') === 'key' && cache.entries.size <= limit) {
     let json = wholeList(chunksOf(cache, now), now);
     while (!json) json = wholeList(chunksOf(cache, now), now); // a slot was too narrow: its chunk was assembled again
-    return { json, total: cache.entries.size, truncated: false, counts: cache.counts, position: root.bus.position() };
+    return { json, total: cache.entries.size, truncated: false, next: null, counts: cache.counts, states, position };
   }
-  const q = filter.q?.toLowerCase();
+  const page = leasePage(order, cache.entries, filter, now);
   const parts: Buffer[] = [Buffer.from('[')];
-  let shown = 0;
-  let total = 0;
-  for (const id of orderOf(cache)) {
-    const entry = cache.entries.get(id);
-    if (!entry) continue;
-    const { view } = entry;
-    if (filter.source && view.source !== filter.source) continue;
-    if (filter.state && view.state !== filter.state) continue;
-    if (q && !view.key.toLowerCase().includes(q) && !view.holder?.toLowerCase().includes(q) && !view.lastHolder?.toLowerCase().includes(q)) continue;
-    total++;
-    if (shown >= limit) continue;
-    if (shown > 0) parts.push(COMMA);
+  for (const [i, id] of page.ids.entries()) {
+    const entry = cache.entries.get(id)!;
+    if (i > 0) parts.push(COMMA);
     const remaining = remainingOf(entry, now);
     parts.push(entry.head, remaining === null ? NULL : Buffer.from(String(remaining)), entry.tail);
-    shown++;
   }
   parts.push(Buffer.from(']'));
-  return { json: Buffer.concat(parts), total, truncated: total > shown, counts: cache.counts, position: root.bus.position() };
+  return { json: Buffer.concat(parts), total: page.total, truncated: page.next !== null, next: page.next, counts: cache.counts, states, position };
 }
 
 /**

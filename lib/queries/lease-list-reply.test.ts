@@ -6,10 +6,22 @@ import { leaseListBody, unknownSource } from './lease-list-reply';
 
 describe('leaseListBody', () => {
   it('the list as it is, the rest around it: JSON', () => {
-    const list = { json: Buffer.from('[{"id":"demo/a","remainingMs":12   }]'), total: 3, truncated: true, position: 'de3c9a76.523' };
+    const states = { held: 1, free: 1, expired: 0, unknown: 0, stale: 1, problems: 1 };
+    const list = { json: Buffer.from('[{"id":"demo/a","remainingMs":12   }]'), total: 3, truncated: true, next: 'eyJzIjoiZGVtbyIsImsiOiJhIn0', counts: new Map([['demo', 3]]), states, position: 'de3c9a76.523' };
     const body = leaseListBody(list, [{ name: 'demo', status: 'up' }]);
-    expect(body.toString()).toBe('{"leases":[{"id":"demo/a","remainingMs":12   }],"total":3,"truncated":true,"position":"de3c9a76.523","sources":[{"name":"demo","status":"up"}]}');
-    expect(JSON.parse(body.toString())).toEqual({ leases: [{ id: 'demo/a', remainingMs: 12 }], total: 3, truncated: true, position: 'de3c9a76.523', sources: [{ name: 'demo', status: 'up' }] });
+    expect(body.toString()).toBe(
+      '{"leases":[{"id":"demo/a","remainingMs":12   }],"total":3,"truncated":true,"next":"eyJzIjoiZGVtbyIsImsiOiJhIn0","counts":{"sources":{"demo":3},"states":{"held":1,"free":1,"expired":0,"unknown":0,"stale":1,"problems":1}},"position":"de3c9a76.523","sources":[{"name":"demo","status":"up"}]}',
+    );
+    expect(JSON.parse(body.toString())).toEqual({
+      leases: [{ id: 'demo/a', remainingMs: 12 }],
+      total: 3,
+      truncated: true,
+      next: 'eyJzIjoiZGVtbyIsImsiOiJhIn0',
+      counts: { sources: { demo: 3 }, states },
+      position: 'de3c9a76.523',
+      sources: [{ name: 'demo', status: 'up' }],
+    });
+    expect(JSON.parse(leaseListBody({ ...list, next: null }, []).toString()).next).toBeNull();
   });
 });
 

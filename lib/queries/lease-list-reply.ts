@@ -5,7 +5,7 @@ import type { Root } from '../root';
 import { InvalidParameterError } from '../api/params';
 import { listSources, type SourceRow } from './console';
 import { leaseListJson, type LeaseCacheRoot } from './lease-cache';
-import type { LeaseFilter } from './leases';
+import type { LeasePageFilter } from './lease-page';
 import { systemClock } from '../time/clock';
 
 export type LeaseListReply = {
@@ -16,11 +16,11 @@ export type LeaseListReply = {
 };
 
 /**
- * `{ leases, total, truncated, position, sources }` for `filter`, from `root`'s store and cache. `started`: when the request
+ * `{ leases, total, truncated, next, counts, position, sources }` for `filter`, from `root`'s store and cache. `started`: when the request
  * began (performance.now()), which the timings count from. A `source` that no source has
  * (configured, or still in the store) is a 400 naming the sources there are.
  */
-export async function leaseListReply(root: LeaseCacheRoot & Pick<Root, 'config' | 'store'>, filter: LeaseFilter, started = systemClock.mono()): Promise<LeaseListReply> {
+export async function leaseListReply(root: LeaseCacheRoot & Pick<Root, 'config' | 'store'>, filter: LeasePageFilter, started = systemClock.mono()): Promise<LeaseListReply> {
   const store = await root.store();
   const list = await leaseListJson(root, store, filter);
   const listMs = systemClock.mono() - started;
@@ -41,6 +41,11 @@ export function unknownSource(name: string | undefined, sources: readonly Pick<S
 }
 
 /** The reply's bytes: the list's JSON as it is, the rest around it. */
-export function leaseListBody(list: { json: Buffer; total: number; truncated: boolean; position: string }, sources: readonly unknown[]): Buffer<ArrayBuffer> {
-  return Buffer.concat([Buffer.from('{"leases":'), list.json, Buffer.from(`,"total":${list.total},"truncated":${list.truncated},"position":"${list.position}","sources":${JSON.stringify(sources)}}`)]);
+export function leaseListBody(
+  list: { json: Buffer; total: number; truncated: boolean; next: string | null; counts: ReadonlyMap<string, number>; states: object; position: string },
+  sources: readonly unknown[],
+): Buffer<ArrayBuffer> {
+  const counts = { sources: Object.fromEntries(list.counts), states: list.states };
+  const rest = `,"total":${list.total},"truncated":${list.truncated},"next":${JSON.stringify(list.next)},"counts":${JSON.stringify(counts)},"position":"${list.position}","sources":${JSON.stringify(sources)}}`;
+  return Buffer.concat([Buffer.from('{"leases":'), list.json, Buffer.from(rest)]);
 }

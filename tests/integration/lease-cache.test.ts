@@ -10,6 +10,10 @@ import { leaseMetrics } from '../../lib/queries/metrics';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
 import { testRoot } from '../support/root';
 import type { Root } from '../../lib/root';
+import { parseQuery } from '../../lib/api/params';
+import { leasesQuery } from '../../lib/api/query-schemas';
+import { leaseListSchema } from '../../lib/domain/schemas';
+import { leaseListReply } from '../../lib/queries/lease-list-reply';
 
 let db: TestDatabase & { url: string };
 let store: Store;
@@ -170,5 +174,56 @@ describe('the cached lease list', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await holderOfC()).toBe(cached); // ...and show here
     expect(cached).not.toBe('behind-the-back');
+  });
+});
+
+describe('pages of the list (GET /api/v1/leases?cursor=)', () => {
+  it('a walk over pages of 700 sends each of 5,000 leases once while leases come and go, with counts of all; a sort of the overview pages too', async () => {
+    await store.withSql((sql) =>
+      sql.query(
+        `INSERT INTO "Lease" (id, "sourceName", backend, kind, key, state, holder, token, fenced, "ttlMs", "expiresAt", "observedAt", stale, candidates, "updatedAt")
+         SELECT 'r/p' || lpad(i::text, 5, '0'), 'r', 'redis', 'lock', 'p' || lpad(i::text, 5, '0'), CASE WHEN i % 10 = 0 THEN 'expired' ELSE 'held' END,
+                CASE WHEN i % 10 = 0 THEN NULL ELSE 'h' || i END, i, true, 30000, now() + (i % 30) * interval '1 second', now(), false, '[]', now()
+         FROM generate_series(0, 4999) AS i`,
+      ),
+    );
+    // A root of its own on a store of its own: a list read from the store now, with the new leases.
+    const own = testRoot(await openStore({ kind: 'postgres', url: db.url }));
+    const page = async (query: Record<string, string>) => {
+      const filter = parseQuery(leasesQuery, new URLSearchParams(query));
+      return leaseListSchema.parse(JSON.parse((await leaseListReply(own, filter)).body.toString('utf8')));
+    };
+    try {
+      const seen: string[] = [];
+      let body = await page({ source: 'r', limit: '700' });
+      expect(body.total).toBe(5_003);
+      expect(body.counts!.sources).toEqual({ r: 5_003, e: 1 });
+      expect(body.counts!.states).toMatchObject({ expired: 500, stale: 1 });
+      let pages = 1;
+      for (;;) {
+        seen.push(...body.leases.map((l) => l.id));
+        if (!body.next) break;
+        // Between pages: a lease behind the cursor and one ahead of it come; one ahead goes.
+        own.bus.publish({ type: 'lease', lease: { ...body.leases[0]!, id: `r/a-new-${pages}`, key: `a-new-${pages}`, recentTransitions: null } });
+        own.bus.publish({ type: 'lease', lease: { ...body.leases[0]!, id: `r/z-new-${pages}`, key: `z-new-${pages}`, recentTransitions: null } });
+        body = await page({ source: 'r', limit: '700', cursor: body.next });
+        pages++;
+      }
+      const all = Array.from({ length: 5_000 }, (_, i) => `r/p${String(i).padStart(5, '0')}`);
+      for (const id of [...all, 'r/a', 'r/c']) expect(seen.filter((s) => s === id), id).toHaveLength(1);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(pages).toBe(8);
+
+      // The overview's order, problems first: the expired leases lead, in key order.
+      const problems = await page({ source: 'r', sort: 'problems', limit: '500' });
+      expect(problems.leases.every((l) => l.state === 'expired')).toBe(true);
+      const second = await page({ source: 'r', sort: 'problems', limit: '500', cursor: problems.next! });
+      expect(second.leases[0]!.state).toBe('held');
+      // A search over all of them, and a cursor of another order refused with a sentence.
+      expect((await page({ q: 'P0499', limit: '5' })).leases.map((l) => l.id)).toEqual(['r/p04990', 'r/p04991', 'r/p04992', 'r/p04993', 'r/p04994']);
+      await expect(page({ sort: 'token', cursor: problems.next! })).rejects.toThrow(/"cursor" must be .*sorted the same way \(this cursor is for sort=problems\)/);
+    } finally {
+      await own.close();
+    }
   });
 });

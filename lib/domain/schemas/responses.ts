@@ -15,7 +15,17 @@ export const apiErrorSchema = z.object({ error: z.string(), message: z.string() 
 export const leaseListSchema = z.object({
   leases: z.array(leaseViewSchema),
   total: z.number(),
+  /** More leases match than this page holds: `next` fetches the following page. */
   truncated: z.boolean(),
+  /** The cursor of the next page (GET /api/v1/leases?cursor=), null on the last page. */
+  next: z.string().nullable().optional(),
+  /** Every lease (not only the page's), per source and per state. */
+  counts: z
+    .object({
+      sources: z.record(z.string(), z.number()),
+      states: z.object({ held: z.number(), free: z.number(), expired: z.number(), unknown: z.number(), stale: z.number(), problems: z.number() }),
+    })
+    .optional(),
   /** The live stream's position the list is current to (absent from a list the console moved on itself). */
   position: z.string().optional(),
   sources: z.array(sourceViewSchema),
