@@ -30,6 +30,7 @@ import type { CanaryEntry } from '../sources/config-parts';
 import type { PgPoolLike } from '../db/pg-like';
 import { systemClock } from '../time/clock';
 import { hidingCanary, startCanary } from './canary';
+import { runRetention } from './retention';
 
 export type CollectorOptions = {
   store: Store;
@@ -47,6 +48,8 @@ export type CollectorOptions = {
   /** Its deliveries' retry delays: the first one's ceiling (default 1 s) and the most they grow to (default 5 min); the chaos suite's receivers recover within a minute. */
   alertRetryBaseMs?: number;
   alertRetryMaxMs?: number;
+  /** false: no retention runs (lib/collector/retention.ts: at start, then hourly) from this collector. Default on. */
+  retention?: false;
   /** false: no deadline timers (ObserveOptions.deadlineTimers), for the alerts benchmark's peer. Default on. */
   deadlineTimers?: false;
   /** The clock its sources, observers and alerts read (lib/time); the system's unless a test hands its own. */
@@ -118,6 +121,11 @@ export function startCollector(given: CollectorOptions): Collector {
   } else {
     leaseClient = createLeaseClient({ backend: 'postgres', url: options.store.url, table: 'CollectorLease', ensureTable: false });
     runs = observeOwnedSources(observers, sources, leaseClient, ttlMs, stop.signal);
+  }
+  // The store's retention: this process tries it at start and hourly; one process of a shared store runs it at a time.
+  if (options.retention !== false) {
+    const { eventDays, rollupDays } = options.config.retention;
+    runs.push(runRetention({ store: options.store, policy: { eventDays, rollupDays }, log, clock: options.clock }, stop.signal));
   }
   if (sources.length > 0) log(`${id} started for ${sources.length} source${sources.length === 1 ? '' : 's'}`);
 

@@ -4,7 +4,7 @@
 import type { SqlSession } from './sql';
 import type { SchemaShape, TableShape } from './drift-shape';
 
-/** The same shape as expectedShape's (lib/db/drift.ts), read from the database's catalog (schema `public`, minus Prisma's bookkeeping table). */
+/** The same shape as expectedShape's (lib/db/drift.ts), read from the database's catalog (schema `public`, minus Prisma's bookkeeping table; a partitioned table counts once, its partitions not at all). */
 export async function actualShape(sql: SqlSession, schema = 'public'): Promise<SchemaShape> {
   const enumRows = await sql.query<{ name: string; value: string }>(
     `SELECT t.typname AS name, e.enumlabel AS value
@@ -26,7 +26,7 @@ export async function actualShape(sql: SqlSession, schema = 'public'): Promise<S
        JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
        JOIN pg_type t ON t.oid = a.atttypid
        LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
-      WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND c.relname <> '_prisma_migrations'
+      WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relname <> '_prisma_migrations'
       ORDER BY c.relname, a.attnum`,
     [schema],
   );

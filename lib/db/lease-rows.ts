@@ -142,7 +142,7 @@ export async function insertEvents(sql: SqlSession, batch: WriteBatch): Promise<
      SELECT "leaseId", seq, type, at::timestamptz, holder, "previousHolder", token::numeric, "previousToken"::numeric, "gapMs", detail
        FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, seq int, type text, at text, holder text, "previousHolder" text,
             token text, "previousToken" text, "gapMs" int8, detail jsonb)
-     ON CONFLICT ("leaseId", seq) DO NOTHING
+     ON CONFLICT ("leaseId", seq, at) DO NOTHING
      RETURNING id::text AS id, "leaseId", seq`,
     [json(rows)],
   );

@@ -2,7 +2,9 @@
 // source changed, in one transaction. lease-rows.ts holds the SQL of each table.
 //
 // - Every event carries its per-lease sequence number (source events: per source), and
-//   inserting is ON CONFLICT DO NOTHING, so retrying a batch never duplicates an event.
+//   inserting is ON CONFLICT DO NOTHING, so retrying a batch never duplicates an event. (The
+//   event tables are partitioned by day, so their unique keys include the event's time: a
+//   retry carries the same time as the first try.)
 // - The source row carries the fencing token of the collector's ownership lease; a write
 //   with a lower token than the last one is refused (StaleOwnerError): a collector that was
 //   paused and lost the source cannot overwrite its successor's history.
@@ -107,7 +109,7 @@ export async function writeBatch(store: Store, batch: WriteBatch): Promise<Writt
       await sql.query(
         `INSERT INTO "SourceEvent" ("sourceName", seq, type, at, detail)
          SELECT $1, seq, type, at::timestamptz, detail FROM jsonb_to_recordset($2::jsonb) AS x(seq int, type text, at text, detail jsonb)
-         ON CONFLICT ("sourceName", seq) DO NOTHING`,
+         ON CONFLICT ("sourceName", seq, at) DO NOTHING`,
         [batch.source!.name, json(batch.sourceEvents.map((e) => ({ seq: e.seq, type: e.type, at: iso(e.atWall), detail: e.detail })))],
       );
     }

@@ -26,6 +26,8 @@ const COUNTERS = {
   leasehold_deadline_reads_total: ['Targeted reads made because a lease reached its deadline without a renewal seen, by source.', ['source']],
   leasehold_webhook_attempts_total: ['Webhook delivery attempts, by endpoint format and outcome (delivered, failed, gone, refused).', ['format', 'outcome']],
   leasehold_alert_write_failures_total: ['Alert writes that failed and were retried.', []],
+  leasehold_retention_removed_total: ['What retention removed from the store (lib/db/retention.ts), by table and what (partitions dropped, rows deleted).', ['table', 'what']],
+  leasehold_retention_runs_total: ['Retention runs of this process, by outcome (done; busy: a step gave up on a lock and is left to the next run).', ['outcome']],
   leasehold_canary_calls_total: ["Calls of each source's canary lease, by call (acquire, renew, release) and outcome (lib/lease's: ok, busy, lost, unavailable, aborted, error).", ['call', 'outcome', 'source']],
 } as const;
 const HISTOGRAMS = {

@@ -29,7 +29,8 @@ const DATABASE_DRIFT = [
   { name: 'a changed type', sql: 'ALTER TABLE "LeaseEvent" ALTER COLUMN "gapMs" TYPE integer', expect: 'column "LeaseEvent"."gapMs" has type integer, the schema says bigint' },
   { name: 'a changed nullability', sql: 'ALTER TABLE "Lease" ALTER COLUMN "kind" DROP NOT NULL', expect: 'column "Lease"."kind" is nullable, the schema says NOT NULL' },
   { name: 'a changed default', sql: 'ALTER TABLE "AlertRule" ALTER COLUMN "enabled" SET DEFAULT false', expect: 'column "AlertRule"."enabled" has default false, the schema says true' },
-  { name: 'a dropped index', sql: 'DROP INDEX "LeaseEvent_leaseId_seq_key"', expect: 'index "LeaseEvent_leaseId_seq_key" on "LeaseEvent" is missing from the database' },
+  { name: 'a dropped index', sql: 'DROP INDEX "LeaseEvent_leaseId_seq_at_key"', expect: 'index "LeaseEvent_leaseId_seq_at_key" on "LeaseEvent" is missing from the database' },
+  { name: 'a dropped index of a plain table', sql: 'DROP INDEX "Lease_state_idx"', expect: 'index "Lease_state_idx" on "Lease" is missing from the database' },
   { name: 'an extra index', sql: 'CREATE INDEX "Source_backend_idx" ON "Source"("backend")', expect: 'index "Source_backend_idx" on "Source" is in the database but not in the schema' },
   {
     name: 'a changed foreign key action',

@@ -71,6 +71,8 @@ describe('/metrics with prom-client', () => {
       leasehold_deadline_reads_total: 'counter',
       leasehold_webhook_attempts_total: 'counter',
       leasehold_alert_write_failures_total: 'counter',
+      leasehold_retention_removed_total: 'counter',
+      leasehold_retention_runs_total: 'counter',
       leasehold_canary_calls_total: 'counter',
       leasehold_poll_duration_seconds: 'histogram',
       leasehold_canary_renew_seconds: 'histogram',
