@@ -26,6 +26,7 @@ export const OBSERVING_URL = 'http://127.0.0.1:3104';
 export const DEMO_URL = 'http://127.0.0.1:3105';
 export const OUTAGE_URL = 'http://127.0.0.1:3106';
 export const OIDC_URL = 'http://127.0.0.1:3108';
+export const LARGE_URL = 'http://127.0.0.1:3111';
 
 export default defineConfig({
   testDir: 'tests/e2e',
@@ -47,7 +48,7 @@ export default defineConfig({
     },
   },
   projects: [
-    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live|demo|outage|phone|role-matrix|admin-actions|alerts|oidc|telemetry|canary)\.spec\.ts/ },
+    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live|demo|outage|phone|role-matrix|admin-actions|alerts|oidc|telemetry|canary|large)\.spec\.ts/ },
     // No anonymous access here: sign-in, roles, admin actions and alerts (tests/e2e/serve.ts).
     { name: 'postgres', use: { baseURL: POSTGRES_URL }, testMatch: /(health|role-matrix|admin-actions|alerts|telemetry)\.spec\.ts/ },
     { name: 'observing', use: { baseURL: OBSERVING_URL }, testMatch: /(observe|console-live|phone|canary)\.spec\.ts/ },
@@ -56,6 +57,8 @@ export default defineConfig({
     // The demo's server is started by its spec (tests/e2e/demo.spec.ts), from an empty data
     // directory, so that its clock starts at the test's and its fleet loads nothing else.
     { name: 'demo', use: { baseURL: DEMO_URL }, testMatch: /demo\.spec\.ts/ },
+    // 5,000 leases, more than the overview keeps whole: a server of its own, started by its spec.
+    { name: 'large', use: { baseURL: LARGE_URL }, testMatch: /large\.spec\.ts/ },
     // Single sign-on against a real OIDC provider: a server of its own, started by its spec.
     { name: 'oidc', use: { baseURL: OIDC_URL }, testMatch: /oidc\.spec\.ts/ },
   ],

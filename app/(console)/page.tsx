@@ -3,6 +3,7 @@ import { preload } from 'react-dom';
 import { Overview } from '@/components/overview/overview';
 import { NotAllowed } from '@/components/auth/not-allowed';
 import { pageAccess } from '@/lib/auth/page';
+import { OVERVIEW_FIRST_READ } from '@/lib/domain/overview';
 
 export const dynamic = 'force-dynamic';
 
@@ -14,7 +15,7 @@ export default async function OverviewPage() {
   // (An earlier preload here seemed to make a cold server's first overview fail to hydrate,
   // React #418; the cause was components/theme-script.ts, fixed since.) fetchJson's plain GET
   // is answered from this preload.
-  preload('/api/v1/leases', { as: 'fetch', crossOrigin: 'anonymous' });
+  preload(OVERVIEW_FIRST_READ, { as: 'fetch', crossOrigin: 'anonymous' });
   return (
     <>
       <h1>Overview</h1>

@@ -13,6 +13,7 @@ import type { LeaseEventView } from '@/lib/domain/types';
 import { noteListedSources, noteStreamedSource } from './source-status';
 import type { LeaseDetail, LeaseListResponse, LiveLease, SourceStatusView } from './types';
 import { withLocalDeadline } from './types';
+import { onStreamScope, streamScope } from './stream-scope';
 
 export type LiveStatus = 'connecting' | 'live' | 'reconnecting';
 
@@ -168,7 +169,10 @@ function LiveStream({ children }: { children: ReactNode }) {
     function open(after?: string) {
       source?.close();
       epoch = null;
-      const stream = new EventSource(after ? `/api/v1/stream?after=${encodeURIComponent(after)}` : '/api/v1/stream');
+      const query = new URLSearchParams();
+      if (after) query.set('after', after);
+      if (streamScope() === 'sources') query.set('types', 'source');
+      const stream = new EventSource(query.size ? `/api/v1/stream?${query}` : '/api/v1/stream');
       source = stream;
       stream.addEventListener('hello', (message) => {
         const hello = parseStreamHello(message.data as string);
@@ -234,8 +238,15 @@ function LiveStream({ children }: { children: ReactNode }) {
       });
     }
     open();
+    // The scope changed: the stream starts again after the last message applied, with the new
+    // filter. Back to every message: the lists missed their leases' messages meanwhile and are read again.
+    const unsubscribeScope = onStreamScope(() => {
+      open(epochOfLog === null ? undefined : `${epochOfLog}.${log.at(-1)?.seq ?? from}`);
+      if (streamScope() === 'all') refetchLists();
+    });
 
     return () => {
+      unsubscribeScope();
       unsubscribeCache();
       clearTimeout(reopenTimer);
       source?.close();

@@ -1,16 +1,19 @@
 'use client';
 // The overview: every lease, grouped by source, problems first, live. What an on-call
 // engineer needs in five seconds: who holds what, what is stuck or flapping, which sources
-// cannot be read. The list is fetched once and kept current by the live stream.
+// cannot be read. The list is fetched once and kept current by the live stream; a list of more
+// than 2,000 leases is paged by the server instead (lease-pages.ts).
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useDeferredValue, useEffect, useMemo, useState } from 'react';
 import { countLeases, marginTone, type LeaseHealth } from '@/lib/domain/health';
 import { leaseIdPath } from '@/lib/domain/lease-id';
-import { overviewRows, parseOverviewFilter, SORTS, STATE_FILTERS, type OverviewRow, type Sort, type StateFilter } from '@/lib/domain/overview';
+import { OVERVIEW_FIRST_READ, overviewRows, parseOverviewFilter, SORTS, STATE_FILTERS, type OverviewRow, type Sort, type StateFilter } from '@/lib/domain/overview';
 import { fetchJson } from '../live/api';
-import { failoverPageSchema, leaseListSchema } from '@/lib/domain/schemas';
-import { withLocalDeadline, type LeaseListResponse, type LiveLease } from '../live/types';
+import { failoverPageSchema } from '@/lib/domain/schemas';
+import type { LeaseListResponse, LiveLease } from '../live/types';
+import { useSourcesOnlyStream } from '../live/stream-scope';
+import { loadLeaseList, useLeasePages } from './lease-pages';
 import { useHydrated } from '../live/hydrated';
 import { useNarrow } from '../live/narrow';
 import { useNow } from '../live/now';
@@ -55,12 +58,6 @@ const PROBLEM_TEXT: Record<string, string> = {
   unfenced: 'unfenced',
   quarantined: 'quarantined after a forced action',
 };
-
-async function loadLeases(signal: AbortSignal): Promise<LeaseListResponse> {
-  const body = await fetchJson('/api/v1/leases', leaseListSchema, signal);
-  const now = Date.now();
-  return { ...body, leases: body.leases.map((lease) => withLocalDeadline(lease, now)) };
-}
 
 /**
  * Everything on the overview comes from the browser's own reads (the list, the live stream,
@@ -119,13 +116,22 @@ function LiveOverview() {
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
   }, []);
-  const leases = useQuery({ queryKey: ['leases'], queryFn: ({ signal }) => loadLeases(signal) });
+  const leases = useQuery({ queryKey: ['leases'], queryFn: ({ signal }) => loadLeaseList(OVERVIEW_FIRST_READ, signal) });
+  // More leases than the first read holds: the server filters, sorts and pages them, and the
+  // stream carries only the sources' messages.
+  const large = leases.data?.truncated === true;
+  useSourcesOnlyStream(large);
+  const pages = useLeasePages(filter, filter.text, large);
   const failovers = useQuery({
     queryKey: ['failovers', 'last-hour-count'],
     queryFn: ({ signal }) => fetchJson('/api/v1/failovers?since=1h&limit=1000', failoverPageSchema, signal),
+    // Without the stream's events to say when it changed.
+    refetchInterval: large ? 10_000 : false,
   });
 
-  const data = leases.data;
+  // Until the first page comes, the first read stands in for it when it is that page (no filter, problems first).
+  const firstReadIsPage = !filter.source && filter.state === 'all' && !filter.text.trim() && filter.sort === 'problems';
+  const data = large ? pagedList(pages.data?.pages, firstReadIsPage ? leases.data : undefined) : leases.data;
   // Keyed by the names down, not the sources' objects (their last reads move every second).
   const downKey = (data?.sources ?? [])
     .filter((s) => s.status === 'down')
@@ -136,11 +142,19 @@ function LiveOverview() {
   const sourceRead = useMemo(() => new Map((data?.sources ?? []).map((s) => [s.name, (live.get(s.name) ?? s).lastGoodReadAt])), [data?.sources, live]);
   // Order changes with the data (twice a second at most), not with every clock tick.
   const { rows, shown } = useMemo(
-    () => overviewRows(data?.leases ?? [], { ...filter, text }, downSources),
+    // Paged: the server chose and ordered them; this groups them by source (and keeps "held" apart from stale, as here).
+    () => overviewRows(data?.leases ?? [], large ? { ...filter, source: null, text: '' } : { ...filter, text }, downSources),
     // eslint-disable-next-line react-hooks/exhaustive-deps -- the filter's fields are listed one by one
-    [data?.leases, filter.source, filter.state, filter.sort, text, downSources],
+    [data?.leases, large, filter.source, filter.state, filter.sort, text, downSources],
   );
-  const counters = useMemo(() => countLeases(data?.leases ?? []), [data?.leases]);
+  const counted = useMemo(() => countLeases(large ? [] : (data?.leases ?? [])), [large, data?.leases]);
+  const counters = large && data?.counts ? data.counts.states : counted;
+  const allLeases = large && data?.counts ? Object.values(data.counts.sources).reduce((sum, n) => sum + n, 0) : (data?.leases.length ?? 0);
+  const unfiltered = !filter.source && filter.state === 'all' && !filter.text.trim();
+  const paged: Paged | null = large ? { totals: unfiltered ? (data?.counts?.sources ?? null) : null, more: pages.hasNextPage } : null;
+  const nearEnd = () => {
+    if (large && pages.hasNextPage && !pages.isFetchingNextPage) void pages.fetchNextPage();
+  };
 
   // Another node taking over, and a node taking its own lease back after a restart, told apart.
   const restarts = failovers.data ? failovers.data.failovers.filter((f) => f.restart).length : 0;
@@ -210,7 +224,11 @@ function LiveOverview() {
           </select>
         </label>
         <span className="muted tabular" aria-live="polite" data-testid="lease-count">
-          {data ? `${shown.toLocaleString('en')} of ${data.leases.length.toLocaleString('en')} leases` : ''}
+          {!data
+            ? ''
+            : large
+              ? `${shown.toLocaleString('en')}${pages.hasNextPage ? '+' : ''} of ${(data.total ?? 0).toLocaleString('en')} matching, ${allLeases.toLocaleString('en')} leases${pages.isFetching ? ' (reading…)' : ''}`
+              : `${shown.toLocaleString('en')} of ${allLeases.toLocaleString('en')} leases`}
         </span>
       </div>
 
@@ -218,7 +236,7 @@ function LiveOverview() {
         <LoadError title="The leases cannot be loaded" error={leases.error} onRetry={() => void leases.refetch()} retriesItself="Live updates resume when the server answers" />
       ) : !data ? (
         <div className="vtable-skeleton" aria-busy="true" aria-label="Loading leases" />
-      ) : data.leases.length === 0 ? (
+      ) : allLeases === 0 ? (
         data.sources.length === 0 ? (
           <EmptyState title="No leases yet: no sources are configured">
             <p>
@@ -255,6 +273,7 @@ function LiveOverview() {
           label="Leases"
           rows={rows}
           rowCount={shown}
+          onNearEnd={nearEnd}
           rowHeight={narrow ? cardHeight : ROW_HEIGHT}
           height={narrow ? 'calc(100dvh - 120px)' : 'calc(100vh - 380px)'}
           header={
@@ -280,7 +299,9 @@ function LiveOverview() {
             </div>
             )
           }
-          render={(row, index) => <Row key={row.type === 'group' ? `g:${row.source}` : row.lease.id} row={row} index={index} href={leaseHref} sourceRead={sourceRead} card={narrow} />}
+          render={(row, index) => (
+            <Row key={row.type === 'group' ? `g:${row.source}` : row.lease.id} row={row} index={index} href={leaseHref} sourceRead={sourceRead} card={narrow} paged={paged} />
+          )}
         />
       )}
     </>
@@ -393,18 +414,21 @@ function Row({
   href,
   sourceRead,
   card,
+  paged,
 }: {
   row: OverviewRow<LiveLease>;
   index: number;
   href: (id: string) => string;
   sourceRead: Map<string, string | null>;
   card: boolean;
+  /** A list paged by the server: each source's leases in all (unfiltered; null when filtered), and whether more pages remain. */
+  paged: Paged | null;
 }) {
   if (row.type === 'group') {
     return (
       <div role="row" aria-rowindex={index + 2} className={`lease-group${row.down ? ' down' : ''}${card ? ' card' : ''}`} data-testid="source-group" data-source={row.source}>
         <span role="cell">
-          <strong>{row.source}</strong> <span className="muted">{row.backend}</span> · {row.count.toLocaleString('en')} lease{row.count === 1 ? '' : 's'}
+          <strong>{row.source}</strong> <span className="muted">{row.backend}</span> · <GroupCount count={row.count} paged={paged} source={row.source} />
           {row.problems ? <span className="bad-text"> · {row.problems.toLocaleString('en')} with problems</span> : null}
           {row.down ? (
             <span className="bad-text">
@@ -508,4 +532,30 @@ function Margin({ lease, health }: { lease: LiveLease; health: LeaseHealth }) {
       {Math.round(health.marginPercent)}% left
     </span>
   );
+}
+
+type Paged = { totals: Record<string, number> | null; more: boolean };
+
+/** How many leases a source's heading counts: of a paged list, how many of them are read so far. */
+function GroupCount({ count, paged, source }: { count: number; paged: Paged | null; source: string }) {
+  const leases = `${count.toLocaleString('en')} lease${count === 1 ? '' : 's'}`;
+  if (!paged) return <>{leases}</>;
+  const total = paged.totals?.[source];
+  if (total !== undefined && total > count) return <>{`${count.toLocaleString('en')} of ${total.toLocaleString('en')} leases read; scroll for more`}</>;
+  return <>{paged.more ? `${leases} read; scroll for more` : leases}</>;
+}
+
+/** The pages read so far as one list (a lease that moved between two pages once), with the newest page's counts and sources; the first read until a page comes. */
+function pagedList(pages: LeaseListResponse[] | undefined, first: LeaseListResponse | undefined): LeaseListResponse | undefined {
+  if (!pages?.length) return first;
+  const seen = new Set<string>();
+  const leases: LiveLease[] = [];
+  for (const page of pages)
+    for (const lease of page.leases) {
+      if (seen.has(lease.id)) continue;
+      seen.add(lease.id);
+      leases.push(lease);
+    }
+  const last = pages.at(-1)!;
+  return { ...pages[0]!, leases, counts: last.counts ?? pages[0]!.counts, sources: last.sources };
 }

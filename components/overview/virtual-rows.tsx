@@ -15,6 +15,7 @@ export function VirtualRows<T>({
   label,
   header,
   rowCount,
+  onNearEnd,
 }: {
   rows: readonly T[];
   rowHeight: number | ((row: T) => number);
@@ -26,6 +27,8 @@ export function VirtualRows<T>({
   header: ReactNode;
   /** For assistive technology: how many rows there are in all. */
   rowCount: number;
+  /** Called when the rows drawn reach the last ones: time to read more (a paged list). */
+  onNearEnd?: () => void;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const [view, setView] = useState({ top: 0, height: 800 });
@@ -70,6 +73,10 @@ export function VirtualRows<T>({
   };
   const first = Math.max(0, rowAt(view.top) - overscan);
   const last = Math.min(rows.length, rowAt(view.top + view.height) + 1 + overscan);
+  const reachesEnd = last >= rows.length;
+  useEffect(() => {
+    if (reachesEnd) onNearEnd?.();
+  }, [reachesEnd, rows.length, onNearEnd]);
   const visible: ReactNode[] = [];
   for (let index = first; index < last; index++) visible.push(render(rows[index]!, index, offsets[index]!));
 

@@ -257,7 +257,7 @@ const firstValue = z
   .array(z.string())
   .optional()
   .transform((all) => all?.[0] ?? null);
-export const streamQuery = z.object({ after: firstValue, source: firstValue, lease: firstValue });
+export const streamQuery = z.object({ after: firstValue, source: firstValue, lease: firstValue, types: firstValue });
 
 // GET /api/v1/sources, /api/v1/demo, /api/health, /api/health/live and /metrics read no
 // query parameter (any given is ignored).

@@ -36,6 +36,15 @@ describe('streamOptions', () => {
     expect([lease('a/x'), event('a/x')].map(both)).toEqual([false, false]);
   });
 
+  it('?types=: only those kinds of message; an unknown word matches nothing', () => {
+    const sourcesOnly = streamOptions(null, { ...none, types: 'source' }).wanted;
+    expect([lease('a/x'), event('a/x'), source('a')].map(sourcesOnly)).toEqual([false, false, true]);
+    const two = streamOptions(null, { ...none, types: 'lease, event', source: 'a' }).wanted;
+    expect([lease('a/x'), event('a/x'), source('a'), lease('b/x')].map(two)).toEqual([true, true, false, false]);
+    expect([lease('a/x'), source('a')].map(streamOptions(null, { ...none, types: 'nothing' }).wanted)).toEqual([false, false]);
+    expect([lease('a/x'), source('a')].map(streamOptions(null, { ...none, types: '' }).wanted)).toEqual([true, true]);
+  });
+
   it('the source and lease of a message', () => {
     expect([lease('a/x'), event('a/x/y'), event('nosource'), source('s')].map(messageSource)).toEqual(['a', 'a', 'nosource', 's']);
     expect([lease('a/x'), event('a/x/y'), source('s')].map(messageLease)).toEqual(['a/x', 'a/x/y', null]);

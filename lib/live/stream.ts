@@ -256,7 +256,7 @@ export function openLiveStream(options: LiveStreamOptions): ReadableStream<Uint8
 }
 
 /** The query of GET /api/v1/stream (lib/api/query-schemas.ts streamQuery): each the first value given, or null. */
-export type StreamQuery = { after: string | null; source: string | null; lease: string | null };
+export type StreamQuery = { after: string | null; source: string | null; lease: string | null; types?: string | null };
 
 /**
  * What a request asks of its stream: where to resume, and which messages it wants.
@@ -264,13 +264,17 @@ export type StreamQuery = { after: string | null; source: string | null; lease: 
  *   ?after= it started with), else after ?after= (the lease list's `position`). Either may be
  *   a position of another process or too old: the stream then says `gap: true` in its hello.
  * - ?source=: only messages about that source (a lease's, an event's lease's, a source's own);
- *   ?lease=: only messages about that lease id (no source messages then). Empty: no filter.
+ *   ?lease=: only messages about that lease id (no source messages then); ?types=: only these
+ *   kinds of message, comma-separated (lease, event, source; other words match nothing: the
+ *   overview of a very large list asks for `source` alone). Empty: no filter.
  */
 export function streamOptions(lastEventId: string | null, query: StreamQuery): Pick<LiveStreamOptions, 'after' | 'wanted'> {
   const { source: onlySource, lease: onlyLease } = query;
+  const types = query.types ? new Set(query.types.split(',').map((type) => type.trim())) : null;
   return {
     after: lastEventId ?? query.after,
-    wanted: (message) => (!onlySource || messageSource(message) === onlySource) && (!onlyLease || messageLease(message) === onlyLease),
+    wanted: (message) =>
+      (!types || types.has(message.type)) && (!onlySource || messageSource(message) === onlySource) && (!onlyLease || messageLease(message) === onlyLease),
   };
 }
 

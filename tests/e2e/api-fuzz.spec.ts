@@ -372,14 +372,14 @@ function encode(text: string, raw: boolean): string {
 
 type Route = { path: (id: string) => string; params: string[]; id?: boolean };
 const ROUTES: Route[] = [
-  { path: () => '/api/v1/leases', params: ['source', 'state', 'q', 'limit'] },
+  { path: () => '/api/v1/leases', params: ['source', 'state', 'q', 'sort', 'limit', 'cursor'] },
   { path: (id) => `/api/v1/leases/${id}`, params: ['since'], id: true },
   { path: (id) => `/api/v1/leases/${id}/events`, params: ['since', 'types', 'limit', 'cursor'], id: true },
   { path: (id) => `/api/v1/leases/${id}/renewals`, params: ['since'], id: true },
   { path: () => '/api/v1/failovers', params: ['since', 'limit', 'cursor'] },
   { path: () => '/api/v1/failovers.csv', params: ['since', 'q', 'cause', 'limit'] },
   { path: () => '/api/v1/sources', params: [] },
-  { path: () => '/api/v1/stream', params: ['after', 'source', 'lease'] },
+  { path: () => '/api/v1/stream', params: ['after', 'source', 'lease', 'types'] },
   { path: () => '/api/v1/demo', params: [] },
   { path: () => '/api/health', params: [] },
   { path: () => '/api/health/live', params: [] },
