@@ -61,7 +61,7 @@ const bound = (ms: number) => `'${new Date(ms).toISOString()}'`;
 const isLockTimeout = (error: unknown) => (error as { code?: string })?.code === '55P03';
 
 /** The cutoff for a table: rows with their time before it are past the retention. */
-export function retentionCutoff(policy: RetentionPolicy, keep: PartitionedTable['keep'] | 'eventDays', now: Date): Date {
+export function retentionCutoff(policy: RetentionPolicy, keep: PartitionedTable['keep'], now: Date): Date {
   return new Date(now.getTime() - policy[keep] * DAY_MS);
 }
 
