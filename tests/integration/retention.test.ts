@@ -6,6 +6,9 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, readMigrations } from '../../lib/db/migrate';
+import { openStore } from '../../lib/db/store';
+import { renderMetrics } from '../../lib/metrics';
+import { testCollector } from '../support/collector';
 import { applyRetention, PARTITIONED_TABLES, partitionNames, RETENTION_LOCK_KEY, type RetentionPolicy } from '../../lib/db/retention';
 import type { SqlSession } from '../../lib/db/sql';
 import { createPostgresDatabase, STORE_KINDS, type TestDatabase } from '../support/databases';
@@ -229,6 +232,37 @@ describe('retention never waits on the collector (postgres)', () => {
       expect((await partitionNames(sql, 'RenewalRollup')).length).toBeGreaterThan(5);
     } finally {
       await writer.query('SELECT pg_advisory_unlock($1)', [RETENTION_LOCK_KEY]);
+    }
+  });
+});
+
+describe('the collector runs retention (postgres)', () => {
+  it('at start: two collectors on one store, one run drops the expired partitions, logged and counted', async () => {
+    const db = await createPostgresDatabase('lh_retention');
+    const sql = await db.connect();
+    const store = await openStore({ kind: 'postgres', url: db.url });
+    try {
+      await fill(sql, new Date());
+      await applyRetention(sql, KEEP_ALL, new Date());
+      const expired = (await partitionNames(sql, 'RenewalRollup')).length - 31;
+      expect(expired).toBeGreaterThan(80);
+      const lines: string[] = [];
+      // Sources: none; the collectors run retention all the same (config.retention: 90 / 30 days).
+      const collectors = [testCollector(store, [], { log: (line) => lines.push(line) }), testCollector(store, [], { log: (line) => lines.push(line) })];
+      try {
+        await expect.poll(() => lines.filter((line) => line.startsWith('retention: dropped')).length, { timeout: 30_000 }).toBe(1);
+      } finally {
+        await Promise.all(collectors.map((c) => c.stop()));
+      }
+      // Exactly one run did it: a second run (if the other process took the lock after) found nothing to drop.
+      expect(lines.filter((line) => line.startsWith('retention: dropped'))).toHaveLength(1);
+      expect(lines.find((line) => line.startsWith('retention: dropped'))).toMatch(/dropped \d+ partitions \(.*RenewalRollup_p\d{8}/);
+      expect((await partitionNames(sql, 'RenewalRollup')).length).toBeLessThanOrEqual(31 + 4);
+      expect(await renderMetrics()).toMatch(/leasehold_retention_removed_total\{table="RenewalRollup",what="partitions"\} \d+/);
+    } finally {
+      await store.close();
+      await sql.close();
+      await db.drop();
     }
   });
 });
