@@ -148,32 +148,29 @@ async function partitionsBefore(sql: SqlSession, table: string, cutoff: Date): P
 }
 
 /**
- * Makes the partition of one day. When the DEFAULT partition holds rows of that day they are
- * moved: the new table is filled from it and then attached, all in this transaction, so no row
- * is ever missing nor in two places.
+ * Makes the partition of one day: a table like the parent, filled with the rows of that day the
+ * DEFAULT partition holds (moved: deleted there in this same transaction, so no row is ever
+ * missing nor in two places), then attached. ATTACH locks the parent only in SHARE UPDATE
+ * EXCLUSIVE mode, which the collector's inserts do not wait for (CREATE TABLE ... PARTITION OF
+ * would lock it exclusively).
  */
 async function makePartition(tx: SqlSession, spec: PartitionedTable, day: number, report: RetentionReport): Promise<void> {
   const name = dayName(spec.table, day);
   const range = `FOR VALUES FROM (${bound(day)}) TO (${bound(day + DAY_MS)})`;
   const fallback = q(`${spec.table}_default`);
   const inDay = `${q(spec.column)} >= $1 AND ${q(spec.column)} < $2`;
-  const [{ any } = { any: false }] = await tx.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${fallback} WHERE ${inDay}) AS "any"`, [new Date(day), new Date(day + DAY_MS)]);
-  if (!any) {
-    await tx.exec(`CREATE TABLE ${q(name)} PARTITION OF ${q(spec.table)} ${range}`);
-  } else {
-    // No row of that day may reach the DEFAULT partition between the move and the attach (which
-    // takes this lock anyway, to check the DEFAULT partition holds no row of the new range).
-    await tx.exec(`LOCK TABLE ${fallback} IN ACCESS EXCLUSIVE MODE`);
-    await tx.exec(`CREATE TABLE ${q(name)} (LIKE ${q(spec.table)} INCLUDING DEFAULTS)`);
-    const moved = await tx.query<{ n: string }>(
-      `WITH moved AS (DELETE FROM ${fallback} WHERE ${inDay} RETURNING *),
-            copied AS (INSERT INTO ${q(name)} SELECT * FROM moved RETURNING 1)
-       SELECT count(*)::text AS n FROM copied`,
-      [new Date(day), new Date(day + DAY_MS)],
-    );
-    await tx.exec(`ALTER TABLE ${q(spec.table)} ATTACH PARTITION ${q(name)} ${range}`);
-    report.moved += Number(moved[0]?.n ?? 0);
-  }
+  // ATTACH takes this lock anyway (to check the DEFAULT partition holds no row of the new range);
+  // taken first, no row of that day can reach the DEFAULT partition between the move and the attach.
+  await tx.exec(`LOCK TABLE ${fallback} IN ACCESS EXCLUSIVE MODE`);
+  await tx.exec(`CREATE TABLE ${q(name)} (LIKE ${q(spec.table)} INCLUDING DEFAULTS)`);
+  const moved = await tx.query<{ n: string }>(
+    `WITH moved AS (DELETE FROM ${fallback} WHERE ${inDay} RETURNING *),
+          copied AS (INSERT INTO ${q(name)} SELECT * FROM moved RETURNING 1)
+     SELECT count(*)::text AS n FROM copied`,
+    [new Date(day), new Date(day + DAY_MS)],
+  );
+  await tx.exec(`ALTER TABLE ${q(spec.table)} ATTACH PARTITION ${q(name)} ${range}`);
+  report.moved += Number(moved[0]?.n ?? 0);
   report.created.push(name);
 }
 

@@ -223,6 +223,19 @@ describe('retention never waits on the collector (postgres)', () => {
     expect(left.filter((name) => oldLeaseEvents.includes(name))).toEqual([]);
   });
 
+  it("makes the next days' partitions while a writer's insert is open on the table (ATTACH, not CREATE ... PARTITION OF)", async () => {
+    // CanaryRollup has no foreign key: the insert's ROW EXCLUSIVE on it is all the writer holds.
+    await writer.exec('BEGIN');
+    await writer.exec(`INSERT INTO "CanaryRollup" (source, call, minute, count, failed, "sumMs", "maxMs", buckets) VALUES ('s', 'acquire', now(), 1, 0, 1, 1, '{}')`);
+    try {
+      const report = await applyRetention(sql, { ...KEEP, daysAhead: 12, lockTimeoutMs: 100 }, now);
+      expect(report.busy.filter((step) => step.includes('CanaryRollup'))).toEqual([]);
+      expect(report.created.filter((name) => name.startsWith('CanaryRollup_p')).length).toBeGreaterThanOrEqual(8);
+    } finally {
+      await writer.exec('COMMIT');
+    }
+  });
+
   it('runs in one process at a time: a run finds the lock taken and does nothing', async () => {
     await writer.query('SELECT pg_advisory_lock($1)', [RETENTION_LOCK_KEY]);
     try {
