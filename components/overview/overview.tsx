@@ -14,6 +14,7 @@ import { failoverPageSchema } from '@/lib/domain/schemas';
 import type { LeaseListResponse, LiveLease } from '../live/types';
 import { useSourcesOnlyStream } from '../live/stream-scope';
 import { loadLeaseList, useLeasePages } from './lease-pages';
+import type { OverviewSnapshot } from '@/lib/queries/overview-snapshot';
 import { useHydrated } from '../live/hydrated';
 import { useNarrow } from '../live/narrow';
 import { useNow } from '../live/now';
@@ -64,10 +65,10 @@ const PROBLEM_TEXT: Record<string, string> = {
  * the clock), so the server renders its frame only and the browser renders the rest after
  * hydration: nothing the server rendered can differ from what the browser would.
  */
-export function Overview() {
+export function Overview({ snapshot = null }: { snapshot?: OverviewSnapshot | null }) {
   const hydrated = useHydrated();
-  if (!hydrated) return <OverviewFrame />;
-  return <LiveOverview />;
+  if (!hydrated) return <OverviewFrame snapshot={snapshot} />;
+  return <LiveOverview snapshot={snapshot} />;
 }
 
 /**
@@ -90,22 +91,59 @@ function SearchBox({ onChange }: { onChange: (text: string) => void }) {
   );
 }
 
-function OverviewFrame() {
+function OverviewFrame({ snapshot }: { snapshot: OverviewSnapshot | null }) {
+  const states = snapshot?.states;
   return (
     <>
       <section className="counters" aria-label="Counters">
-        {['Held', 'Free', 'Expired', 'Stale', 'Failovers, 1 h', 'Sources down'].map((label) => (
-          <Counter key={label} label={label} value={null} />
+        {(['Held', 'Free', 'Expired', 'Stale', 'Failovers, 1 h', 'Sources down'] as const).map((label) => (
+          <Counter key={label} label={label} value={states && label in FRAME_COUNTERS ? states[FRAME_COUNTERS[label as keyof typeof FRAME_COUNTERS]] : null} />
         ))}
       </section>
       <SourceLine sources={null} />
       <div className="toolbar" style={{ minHeight: 54 }} />
-      <div className="vtable-skeleton" aria-busy="true" aria-label="Loading leases" />
+      {snapshot ? <SnapshotRows snapshot={snapshot} /> : <div className="vtable-skeleton" aria-busy="true" aria-label="Loading leases" />}
     </>
   );
 }
 
-function LiveOverview() {
+const FRAME_COUNTERS = { Held: 'held', Free: 'free', Expired: 'expired', Stale: 'stale' } as const;
+
+/**
+ * The server's first leases (lib/queries/overview-snapshot.ts), drawn before the page's
+ * scripts run and until the browser's own read comes: no countdown (the browser's clock fills
+ * it in), no virtualization (30 rows at most).
+ */
+function SnapshotRows({ snapshot }: { snapshot: OverviewSnapshot }) {
+  const rows = overviewRows(
+    snapshot.leases.map((lease) => ({ ...lease, localExpiresAt: null })),
+    { source: null, state: 'all', text: '', sort: 'problems' },
+    new Set(),
+  ).rows;
+  return (
+    <div role="table" aria-label="Leases" aria-busy="true" className="vtable" data-testid="overview-snapshot">
+      <div role="row" className="lease-row lease-head">
+        {['Lease', 'State', 'Holder', 'Token', 'Remaining', 'Margin', 'Changes 1h'].map((name) => (
+          <span role="columnheader" key={name}>
+            {name}
+          </span>
+        ))}
+      </div>
+      <div role="rowgroup" className="vtable-body">
+        {rows.map((row, index) => (
+          <Row key={row.type === 'group' ? `g:${row.source}` : row.lease.id} row={row} index={index} href={(id) => `/leases/${leaseIdPath(id)}`} sourceRead={new Map()} card={false} paged={null} />
+        ))}
+      </div>
+      {snapshot.total > snapshot.leases.length ? (
+        <p className="muted small" style={{ padding: '8px 12px' }}>
+          The first {snapshot.leases.length} of {snapshot.total.toLocaleString('en')} leases; the rest as the page loads.
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+function LiveOverview({ snapshot }: { snapshot: OverviewSnapshot | null }) {
   const [params, setParams] = useUrlState();
   const filter = parseOverviewFilter(params);
   const text = useDeferredValue(filter.text);
@@ -149,6 +187,8 @@ function LiveOverview() {
   );
   const counted = useMemo(() => countLeases(large ? [] : (data?.leases ?? [])), [large, data?.leases]);
   const counters = large && data?.counts ? data.counts.states : counted;
+  // Until the browser's own read comes, the server's snapshot's.
+  const shownCounters = data ? counters : (snapshot?.states ?? null);
   const allLeases = large && data?.counts ? Object.values(data.counts.sources).reduce((sum, n) => sum + n, 0) : (data?.leases.length ?? 0);
   const unfiltered = !filter.source && filter.state === 'all' && !filter.text.trim();
   const paged: Paged | null = large ? { totals: unfiltered ? (data?.counts?.sources ?? null) : null, more: pages.hasNextPage } : null;
@@ -169,10 +209,10 @@ function LiveOverview() {
     <>
       <section className="counters" aria-label="Counters">
         {/* Green says "held, and we can see it": never for none, and stale leases are counted apart. */}
-        <Counter label="Held" value={data ? counters.held : null} tone={counters.held ? 'ok' : undefined} />
-        <Counter label="Free" value={data ? counters.free : null} />
-        <Counter label="Expired" value={data ? counters.expired : null} tone={counters.expired ? 'bad' : undefined} />
-        <Counter label="Stale" value={data ? counters.stale : null} tone={counters.stale ? 'warn' : undefined} />
+        <Counter label="Held" value={shownCounters?.held ?? null} tone={shownCounters?.held ? 'ok' : undefined} />
+        <Counter label="Free" value={shownCounters?.free ?? null} />
+        <Counter label="Expired" value={shownCounters?.expired ?? null} tone={shownCounters?.expired ? 'bad' : undefined} />
+        <Counter label="Stale" value={shownCounters?.stale ?? null} tone={shownCounters?.stale ? 'warn' : undefined} />
         <Counter
           label="Failovers, 1 h"
           testId="failovers-last-hour"
@@ -235,7 +275,7 @@ function LiveOverview() {
       {leases.isError ? (
         <LoadError title="The leases cannot be loaded" error={leases.error} onRetry={() => void leases.refetch()} retriesItself="Live updates resume when the server answers" />
       ) : !data ? (
-        <div className="vtable-skeleton" aria-busy="true" aria-label="Loading leases" />
+        snapshot ? <SnapshotRows snapshot={snapshot} /> : <div className="vtable-skeleton" aria-busy="true" aria-label="Loading leases" />
       ) : allLeases === 0 ? (
         data.sources.length === 0 ? (
           <EmptyState title="No leases yet: no sources are configured">

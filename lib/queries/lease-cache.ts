@@ -19,7 +19,7 @@ import type { LeaseView } from '../domain/types';
 import { leavesWindowAt, recentChangesOfHands, recentSince, RECENT_WINDOW_MS, stillRecent } from '../domain/recent-changes';
 import { applyToLease, listChangeOf } from '../domain/lease-list';
 import { changeEventsSince, readLeaseViews } from '../db/leases';
-import { leasePage, stateCounts, type LeasePageFilter, type StateCounts } from './lease-page';
+import { leasePage, stateCounts, type LeasePageFilter, type SortedMemo, type StateCounts } from './lease-page';
 import { assemble, CHUNK, COMMA, entryOf, NULL, remainingOf, wholeList, type Chunk, type Entry } from './lease-list-bytes';
 import { systemClock } from '../time/clock';
 
@@ -32,6 +32,8 @@ type Cache = {
   /** Leases per source, counted with order; per state, counted when asked after a change. */
   counts: Map<string, number>;
   states: StateCounts | null;
+  /** Orders other than by key, sorted in the last second (lease-page.ts). */
+  sorted: SortedMemo;
   /** The whole list in order, CHUNK leases each, and which chunk holds which lease; with order. */
   chunks: Chunk[] | null;
   chunkOf: Map<string, Chunk>;
@@ -133,7 +135,7 @@ function cacheFor(root: LeaseCacheRoot, store: Store): Cache {
   const caches = root.part(LEASE_CACHES);
   let cache = caches.get(store);
   if (cache) return cache;
-  const created: Cache = { entries: new Map(), order: null, counts: new Map(), states: null, chunks: null, chunkOf: new Map(), pruneAt: 0, loadedAt: 0, loading: null, sinceLoad: null, unsubscribe: () => {} };
+  const created: Cache = { entries: new Map(), order: null, counts: new Map(), states: null, sorted: new Map(), chunks: null, chunkOf: new Map(), pruneAt: 0, loadedAt: 0, loading: null, sinceLoad: null, unsubscribe: () => {} };
   const update = (id: string, entry: Entry) => {
     if (!created.entries.has(id)) {
       created.order = null;
@@ -226,7 +228,7 @@ export async function leaseListJson(
     while (!json) json = wholeList(chunksOf(cache, now), now); // a slot was too narrow: its chunk was assembled again
     return { json, total: cache.entries.size, truncated: false, next: null, counts: cache.counts, states, position };
   }
-  const page = leasePage(order, cache.entries, filter, now);
+  const page = leasePage(order, cache.entries, filter, now, cache.sorted);
   const parts: Buffer[] = [Buffer.from('[')];
   for (const [i, id] of page.ids.entries()) {
     const entry = cache.entries.get(id)!;

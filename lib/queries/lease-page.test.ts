@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { decodeCursor, encodeAfter, KEY_CHARS } from '../api/lease-cursor';
 import { parseQuery } from '../api/params';
 import { leasesQuery } from '../api/query-schemas';
-import type { Sort } from '../domain/overview';
+import { overviewRows, type Sort } from '../domain/overview';
 import type { LeaseView } from '../domain/types';
 import { entryOf, type Entry } from './lease-list-bytes';
-import { leasePage, stateCounts, type LeasePageFilter } from './lease-page';
+import { leasePage, stateCounts, type LeasePageFilter, type SortedMemo } from './lease-page';
 
 const NOW = 1_800_000_000_000;
 
@@ -86,6 +86,28 @@ describe('leasePage', () => {
     const whole = leasePage(l.order, l.entries, { sort, limit: 100_000 }, NOW).ids;
     expect(new Set(whole).size).toBe(views.length);
     expect(walk(l, { sort, limit: 6 }).seen).toEqual(whole);
+  });
+
+  it.each<Sort>(['problems', 'remaining', 'token', 'holder', 'transitions'])('sort=%s: the order overviewRows gives the console, exactly', (sort) => {
+    const mixed = views.map((v, i) => ({ ...v, token: i % 4 === 0 ? null : String((i * 7919) % 1000), holder: i % 5 === 0 ? null : `w-${(i * 31) % 17}`, lastMarginMs: i % 9 === 0 ? 1_000 : 20_000 }));
+    const l = list(mixed);
+    for (const [i, id] of l.order.entries()) if (i % 6 === 0) l.entries.get(id)!.transitions.push(NOW - i * 1_000);
+    const leases = l.order.map((id) => {
+      const entry = l.entries.get(id)!;
+      return { ...entry.view, recentTransitions: entry.transitions.length, localExpiresAt: entry.live && entry.expiresAtMs !== null ? entry.expiresAtMs : null };
+    });
+    const expected = overviewRows(leases, { source: null, state: 'all', text: '', sort }, new Set()).rows.flatMap((row) => (row.type === 'lease' ? [row.lease.id] : []));
+    expect(leasePage(l.order, l.entries, { sort, limit: 100_000 }, NOW).ids).toEqual(expected);
+  });
+
+  it('an order sorted in the last second is used again (leases gone since left out), then sorted anew', () => {
+    const l = list(views);
+    const memo: SortedMemo = new Map();
+    const first = leasePage(l.order, l.entries, { sort: 'token', limit: 3 }, NOW, memo).ids;
+    l.entries.delete(first[0]!);
+    l.entries.set('etcd-b/shard/0', entryOf(view('etcd-b', 'shard/0', { token: '999999' }), []));
+    expect(leasePage(l.order, l.entries, { sort: 'token', limit: 2 }, NOW + 500, memo).ids).toEqual(first.slice(1, 3));
+    expect(leasePage(l.order, l.entries, { sort: 'token', limit: 1 }, NOW + 1_000, memo).ids).toEqual(['etcd-b/shard/0']);
   });
 
   it('problems first, in groups by source as the overview shows them: the source with the worst lease first, its worst leases first', () => {

@@ -1,10 +1,11 @@
 // One page of the lease list (GET /api/v1/leases), chosen from the in-memory list of
 // lease-cache.ts: filtered, sorted and cut by the server, so that a console or a CLI never has
 // to fetch 100,000 leases to show twenty. The orders are the overview's own
-// (lib/domain/overview.ts overviewRows), so a page is what the console would show at that place.
+// (lib/domain/overview.ts overviewRows; lease-page.test.ts holds them to it), so a page is what
+// the console would show at that place.
 import type { LeaseView } from '../domain/types';
-import { countLeases, leaseHealth, type LeaseCounters } from '../domain/health';
-import { overviewRows, type Sort } from '../domain/overview';
+import { countLeases, leaseHealth, problemRank, type LeaseCounters } from '../domain/health';
+import type { Sort } from '../domain/overview';
 import { encodeAfter, encodeOffset, KEY_CHARS, keyDigest, type LeaseCursor } from '../api/lease-cursor';
 import type { LEASE_LIST_STATES } from '../api/query-schemas';
 import type { Entry } from './lease-list-bytes';
@@ -93,28 +94,85 @@ function pageByKey(order: readonly string[], entries: ReadonlyMap<string, Entry>
   return { ids, total, next: more && last ? encodeAfter(last.source, last.key) : null };
 }
 
-/** A page in one of the overview's other orders, from the offset its cursor holds. */
-function pageBySort(order: readonly string[], entries: ReadonlyMap<string, Entry>, filter: LeasePageFilter, sort: Exclude<Sort, 'key'>, limit: number, now: number): LeasePage {
+/** The overview's orders within a source (lib/domain/overview.ts overviewRows), as sort keys computed once per lease. */
+const holderCollator = new Intl.Collator();
+type Keyed = { id: string; n: number; s: string | null };
+const SORT_KEYS: Record<Exclude<Sort, 'key'>, (id: string, entry: Entry, now: number) => Keyed> = {
+  problems: (id, entry) => ({ id, n: problemRank(leaseHealth(viewOf(entry))), s: null }),
+  // Soonest expiry first: no countdown last.
+  remaining: (id, entry, now) => ({ id, n: entry.live && entry.expiresAtMs !== null ? Math.max(now, entry.expiresAtMs) : Infinity, s: null }),
+  token: (id, entry) => ({ id, n: 0, s: entry.view.token }),
+  holder: (id, entry) => ({ id, n: 0, s: entry.view.holder }),
+  transitions: (id, entry) => ({ id, n: -entry.transitions.length, s: null }),
+};
+const compareTokens = (a: string | null, b: string | null) => {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return a.length !== b.length ? b.length - a.length : b < a ? -1 : 1; // highest first, exact for any size
+};
+const SORT_COMPARE: Record<Exclude<Sort, 'key'>, (a: Keyed, b: Keyed) => number> = {
+  problems: (a, b) => a.n - b.n,
+  remaining: (a, b) => (a.n === b.n ? 0 : a.n < b.n ? -1 : 1),
+  token: (a, b) => compareTokens(a.s, b.s),
+  holder: (a, b) => holderCollator.compare(a.s ?? '\uffff', b.s ?? '\uffff'),
+  transitions: (a, b) => a.n - b.n,
+};
+
+/**
+ * The matching leases in one of the overview's other orders: grouped by source (the source
+ * with the most worrying lease first when sorting by problems, else by name), then by the
+ * order's key. `order` is by (source, key) and the sort is stable: ties stay in key order, as
+ * overviewRows breaks them. Keys are computed once per lease (not in every comparison).
+ */
+export function sortedIds(order: readonly string[], entries: ReadonlyMap<string, Entry>, filter: LeasePageFilter, sort: Exclude<Sort, 'key'>, now: number): string[] {
   const matches = matcher(filter);
-  const leases: (LeaseView & { localExpiresAt: number | null })[] = [];
+  const keyOf = SORT_KEYS[sort];
+  const groups = new Map<string, Keyed[]>();
   for (const id of order) {
     const entry = entries.get(id);
     if (!entry || !matches(entry)) continue;
-    const live = entry.live && entry.expiresAtMs !== null;
-    // The time left, as the overview sorts it: an expiry on this server's clock.
-    leases.push({ ...viewOf(entry), localExpiresAt: live ? now + Math.max(0, entry.expiresAtMs! - now) : null });
+    let group = groups.get(entry.view.source);
+    if (!group) groups.set(entry.view.source, (group = []));
+    group.push(keyOf(id, entry, now));
   }
-  const { rows } = overviewRows(leases, { source: null, state: 'all', text: '', sort }, new Set());
-  const ordered: string[] = [];
-  for (const row of rows) if (row.type === 'lease') ordered.push(row.lease.id);
+  const ordered = [...groups.entries()].map(([source, group]) => {
+    group.sort(SORT_COMPARE[sort]);
+    return { source, group, best: sort === 'problems' ? (group[0]?.n ?? Infinity) : 0 };
+  });
+  ordered.sort((a, b) => a.best - b.best || compareText(a.source, b.source));
+  return ordered.flatMap(({ group }) => group.map((keyed) => keyed.id));
+}
+
+/** Orders sorted lately, by sort and filter: reused for SORTED_FOR_MS (ordering 100,000 leases takes about 100 ms). */
+export type SortedMemo = Map<string, { at: number; ids: string[] }>;
+const SORTED_FOR_MS = 1_000;
+const MEMO_MAX = 64;
+
+function sortedFor(order: readonly string[], entries: ReadonlyMap<string, Entry>, filter: LeasePageFilter, sort: Exclude<Sort, 'key'>, now: number, memo?: SortedMemo): string[] {
+  const key = JSON.stringify([sort, filter.source ?? null, filter.state ?? null, filter.q?.toLowerCase() ?? null]);
+  const kept = memo?.get(key);
+  // Within the second, the order as it was (leases gone since are left out; new ones come in the next second's).
+  if (kept && now - kept.at >= 0 && now - kept.at < SORTED_FOR_MS) return kept.ids.filter((id) => entries.has(id));
+  const ids = sortedIds(order, entries, filter, sort, now);
+  if (memo) {
+    if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(key, { at: now, ids });
+  }
+  return ids;
+}
+
+/** A page in one of the overview's other orders, from the offset its cursor holds. */
+function pageBySort(order: readonly string[], entries: ReadonlyMap<string, Entry>, filter: LeasePageFilter, sort: Exclude<Sort, 'key'>, limit: number, now: number, memo?: SortedMemo): LeasePage {
+  const ordered = sortedFor(order, entries, filter, sort, now, memo);
   const offset = filter.cursor?.kind === 'offset' ? filter.cursor.offset : 0;
   const ids = ordered.slice(offset, offset + limit);
   return { ids, total: ordered.length, next: offset + limit < ordered.length ? encodeOffset(sort, offset + limit) : null };
 }
 
-/** The page `filter` asks for, from the list's `entries` in (source, key) `order`, at `now`. */
-export function leasePage(order: readonly string[], entries: ReadonlyMap<string, Entry>, filter: LeasePageFilter, now: number): LeasePage {
+/** The page `filter` asks for, from the list's `entries` in (source, key) `order`, at `now`; `memo`: orders sorted lately, kept by the caller. */
+export function leasePage(order: readonly string[], entries: ReadonlyMap<string, Entry>, filter: LeasePageFilter, now: number, memo?: SortedMemo): LeasePage {
   const limit = filter.limit ?? 10_000;
   const sort = filter.sort ?? 'key';
-  return sort === 'key' ? pageByKey(order, entries, filter, limit) : pageBySort(order, entries, filter, sort, limit, now);
+  return sort === 'key' ? pageByKey(order, entries, filter, limit) : pageBySort(order, entries, filter, sort, limit, now, memo);
 }

@@ -32,8 +32,10 @@ describe('the messages of a refused parameter', () => {
     [failoversCsvQuery, 'cause=nope', 'cause', 'The query parameter "cause" must be one of expired, taken_over, released, force_expired, force_released, unknown, not "nope".'],
     [failoversCsvQuery, 'change=same', 'change', 'The query parameter "change" must be one of other, restart, not "same".'],
     [failoversCsvQuery, 'limit=100001', 'limit', 'The query parameter "limit" must be a whole number from 1 to 100000, not "100001".'],
-    [leasesQuery, 'state=sideways', 'state', 'The query parameter "state" must be one of held, free, expired, unknown, not "sideways".'],
-    [leasesQuery, 'state=%E2%80%AEheld', 'state', 'The query parameter "state" must be one of held, free, expired, unknown, not "\u202eheld".'],
+    [leasesQuery, 'state=sideways', 'state', 'The query parameter "state" must be one of held, free, expired, unknown, stale, problems, not "sideways".'],
+    [leasesQuery, 'state=%E2%80%AEheld', 'state', 'The query parameter "state" must be one of held, free, expired, unknown, stale, problems, not "\u202eheld".'],
+    [leasesQuery, 'sort=newest', 'sort', 'The query parameter "sort" must be one of problems, key, remaining, token, holder, transitions, not "newest".'],
+    [leasesQuery, 'cursor=12345', 'cursor', 'The query parameter "cursor" must be the "next" value of an earlier page of this list, not "12345".'],
     [leasesQuery, 'source=..%2Fetc', 'source', 'The query parameter "source" must be a source name, not "../etc".'],
     [leasesQuery, 'limit=NaN', 'limit', 'The query parameter "limit" must be a whole number from 1 to 100000, not "NaN".'],
     [leaseEventsQuery, 'types=expired,nope', 'types', 'The query parameter "types" must be a comma-separated list of acquired, renewed, released, expired, taken_over, force_expired, force_released, token_regression, source_down, source_up, observation_gap, not "nope".'],
@@ -78,9 +80,9 @@ describe('what a route takes', () => {
   });
 
   it("the stream's parameters are taken as given, never refused: the first of each, an empty one kept", () => {
-    expect(parseQuery(streamQuery, search(''))).toEqual({ after: null, source: null, lease: null });
-    expect(parseQuery(streamQuery, search(`after=a&after=b&source=%00&lease=${'x'.repeat(5_000)}`))).toEqual({ after: 'a', source: '\u0000', lease: 'x'.repeat(5_000) });
-    expect(parseQuery(streamQuery, search('after='))).toEqual({ after: '', source: null, lease: null });
+    expect(parseQuery(streamQuery, search(''))).toEqual({ after: null, source: null, lease: null, types: null });
+    expect(parseQuery(streamQuery, search(`after=a&after=b&source=%00&lease=${'x'.repeat(5_000)}&types=source,nope`))).toEqual({ after: 'a', source: '\u0000', lease: 'x'.repeat(5_000), types: 'source,nope' });
+    expect(parseQuery(streamQuery, search('after='))).toEqual({ after: '', source: null, lease: null, types: null });
   });
 });
 
