@@ -1,6 +1,6 @@
 'use client';
 // What the tab's live stream carries. Every message by default; while a page shows a lease
-// list too large to keep whole (the overview past 2,000 leases reads it a page at a time and
+// list too large to keep whole (the overview past 10,000 leases reads it a page at a time and
 // again every few seconds), only the sources' messages: a browser need not take every renewal
 // of 100,000 leases to show 50 of them.
 import { useEffect } from 'react';

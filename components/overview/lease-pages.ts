@@ -13,7 +13,7 @@ import { withLocalDeadline, type LeaseListResponse } from '../live/types';
 
 const PAGE_LIMIT = 500;
 const REFRESH_MS = 5_000;
-const TYPING_MS = 250;
+const TYPING_MS = 150;
 
 /** `value`, once it has stopped changing for `ms`. */
 function useSettled<T>(value: T, ms: number): T {

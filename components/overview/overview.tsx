@@ -2,7 +2,7 @@
 // The overview: every lease, grouped by source, problems first, live. What an on-call
 // engineer needs in five seconds: who holds what, what is stuck or flapping, which sources
 // cannot be read. The list is fetched once and kept current by the live stream; a list of more
-// than 2,000 leases is paged by the server instead (lease-pages.ts).
+// than 10,000 leases is paged by the server instead (lease-pages.ts).
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useDeferredValue, useEffect, useMemo, useState } from 'react';

@@ -13,7 +13,7 @@ export type Sort = (typeof SORTS)[number];
  * OVERVIEW_WHOLE_LIMIT leases (then filtered, sorted and kept live in the browser); past that,
  * the server pages it (components/overview/lease-pages.ts), this read being the first page.
  */
-export const OVERVIEW_WHOLE_LIMIT = 2_000;
+export const OVERVIEW_WHOLE_LIMIT = 10_000;
 export const OVERVIEW_FIRST_READ = `/api/v1/leases?sort=problems&limit=${OVERVIEW_WHOLE_LIMIT}`;
 
 export type OverviewFilter = { source: string | null; state: StateFilter; text: string; sort: Sort };

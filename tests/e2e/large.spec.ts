@@ -1,5 +1,5 @@
-// The overview of a list too large to keep whole in a browser (more than 2,000 leases): a
-// server of its own observes a Redis server of its own holding 5,000 leases. The page reads a
+// The overview of a list too large to keep whole in a browser (more than 10,000 leases): a
+// server of its own observes a Redis server of its own holding 12,000 leases. The page reads a
 // page at a time (GET /api/v1/leases?sort=&cursor=), more as the rows scroll to their end,
 // searches on the server, reads its page again every few seconds, and its live stream carries
 // only the sources' messages (?types=source).
@@ -14,7 +14,7 @@ import { startRedisServer, type RedisServer } from '../support/redis-servers';
 import { ROOT } from '../support/services';
 import { screenshot, watchConsole } from './support';
 
-const LEASES = 5_000;
+const LEASES = 12_000;
 let redisServer: RedisServer | undefined;
 let redis: Redis | undefined;
 let server: ChildProcess | undefined;
@@ -65,7 +65,7 @@ for (const size of [
   { name: 'desktop', width: 1280, height: 800 },
   { name: 'phone', width: 390, height: 844 },
 ]) {
-  test(`5,000 leases (${size.name}): a page at a time, more on scrolling, searched by the server, the stream carrying sources only`, async ({ page }) => {
+  test(`12,000 leases (${size.name}): a page at a time, more on scrolling, searched by the server, the stream carrying sources only`, async ({ page }) => {
     const errors = watchConsole(page);
     await page.setViewportSize({ width: size.width, height: size.height });
     const streams: string[] = [];
@@ -76,21 +76,21 @@ for (const size of [
       if (url.pathname === '/api/v1/leases') listReads.push(url.search);
     });
     await page.goto(`${LARGE_URL}/`);
-    // The first read holds 2,000 of them: then pages of 500, and the counters are the server's, of all 5,000.
-    await expect(count(page)).toHaveText(/^500\+ of 5,000 matching, 5,000 leases/, { timeout: 15_000 });
-    await expect(page.getByTestId('counter-held')).toContainText('5,000');
+    // The first read holds 10,000 of them: then pages of 500, and the counters are the server's, of all 12,000.
+    await expect(count(page)).toHaveText(/^500\+ of 12,000 matching, 12,000 leases/, { timeout: 15_000 });
+    await expect(page.getByTestId('counter-held')).toContainText('12,000');
     await expect(row(page, 'orders:00000')).toBeVisible();
     // The stream, once it knows, carries the sources' messages alone.
     await expect.poll(() => streams.at(-1) ?? '').toContain('types=source');
 
     // Scrolling to the end reads the next page.
     await page.locator('.vtable-body').evaluate((box) => box.scrollTo(0, box.scrollHeight));
-    await expect(count(page)).toHaveText(/^1,000\+ of 5,000 matching/, { timeout: 10_000 });
+    await expect(count(page)).toHaveText(/^1,000\+ of 12,000 matching/, { timeout: 10_000 });
     expect(listReads.some((search) => search.includes('cursor='))).toBe(true);
 
     // A search is answered by the server, over all of them.
     await page.getByRole('searchbox').fill('orders:0499');
-    await expect(count(page)).toHaveText(/^10 of 10 matching, 5,000 leases/, { timeout: 10_000 });
+    await expect(count(page)).toHaveText(/^10 of 10 matching, 12,000 leases/, { timeout: 10_000 });
     await expect(row(page, 'orders:04990')).toBeVisible();
     expect(listReads.some((search) => /q=orders%3A0499/.test(search))).toBe(true);
 
@@ -102,7 +102,7 @@ for (const size of [
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(size.width);
     // Back to every lease: the pages read before, at once.
     await page.getByRole('searchbox').fill('');
-    await expect(count(page)).toHaveText(/^1,000\+ of 5,000 matching/, { timeout: 10_000 });
+    await expect(count(page)).toHaveText(/^1,000\+ of 12,000 matching/, { timeout: 10_000 });
     await page.locator('.vtable-body').evaluate((box) => box.scrollTo(0, 0));
     await screenshot(page, `large-overview-${size.name}`);
     expect(errors).toEqual([]);
