@@ -121,7 +121,7 @@ function SnapshotRows({ snapshot }: { snapshot: OverviewSnapshot }) {
     new Set(),
   ).rows;
   return (
-    <div role="table" aria-label="Leases" aria-busy="true" className="vtable" data-testid="overview-snapshot">
+    <div role="table" aria-label="Leases" aria-busy="true" className="vtable snapshot" data-testid="overview-snapshot">
       <div role="row" className="lease-row lease-head">
         {['Lease', 'State', 'Holder', 'Token', 'Remaining', 'Margin', 'Changes 1h'].map((name) => (
           <span role="columnheader" key={name}>
