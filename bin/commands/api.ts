@@ -92,7 +92,10 @@ async function leasePages(flags: Flags): Promise<{ raw: unknown; data: LeaseList
   if (!flags.all) return first;
   const leases = [...first.data.leases];
   let page = first.data;
+  const cursors = new Set<string>();
   while (page.next) {
+    if (cursors.has(page.next)) throw new ApiCallError(`the server sent the cursor ${page.next.slice(0, 40)}… twice; stopped after ${leases.length} leases`);
+    cursors.add(page.next);
     if (process.stderr.isTTY) process.stderr.write(`\r${leases.length} of ${page.total} leases read…`);
     page = (await get(leaseListSchema, '/api/v1/leases', { ...query, cursor: page.next })).data;
     leases.push(...page.leases);

@@ -131,7 +131,15 @@ function SnapshotRows({ snapshot }: { snapshot: OverviewSnapshot }) {
       </div>
       <div role="rowgroup" className="vtable-body">
         {rows.map((row, index) => (
-          <Row key={row.type === 'group' ? `g:${row.source}` : row.lease.id} row={row} index={index} href={(id) => `/leases/${leaseIdPath(id)}`} sourceRead={new Map()} card={false} paged={null} />
+          <Row
+            key={row.type === 'group' ? `g:${row.source}` : row.lease.id}
+            row={row}
+            index={index}
+            href={(id) => `/leases/${leaseIdPath(id)}`}
+            sourceRead={new Map()}
+            card={false}
+            paged={{ totals: snapshot.sources, more: false }}
+          />
         ))}
       </div>
       {snapshot.total > snapshot.leases.length ? (
@@ -180,8 +188,8 @@ function LiveOverview({ snapshot }: { snapshot: OverviewSnapshot | null }) {
   const sourceRead = useMemo(() => new Map((data?.sources ?? []).map((s) => [s.name, (live.get(s.name) ?? s).lastGoodReadAt])), [data?.sources, live]);
   // Order changes with the data (twice a second at most), not with every clock tick.
   const { rows, shown } = useMemo(
-    // Paged: the server chose and ordered them; this groups them by source (and keeps "held" apart from stale, as here).
-    () => overviewRows(data?.leases ?? [], large ? { ...filter, source: null, text: '' } : { ...filter, text }, downSources),
+    // Paged: the server chose and ordered them (its state filter keeps stale leases of that state, docs/api.md); this groups them by source.
+    () => overviewRows(data?.leases ?? [], large ? { ...filter, source: null, state: 'all', text: '' } : { ...filter, text }, downSources),
     // eslint-disable-next-line react-hooks/exhaustive-deps -- the filter's fields are listed one by one
     [data?.leases, large, filter.source, filter.state, filter.sort, text, downSources],
   );
@@ -267,13 +275,17 @@ function LiveOverview({ snapshot }: { snapshot: OverviewSnapshot | null }) {
           {!data
             ? ''
             : large
-              ? `${shown.toLocaleString('en')}${pages.hasNextPage ? '+' : ''} of ${(data.total ?? 0).toLocaleString('en')} matching, ${allLeases.toLocaleString('en')} leases${pages.isFetching ? ' (reading…)' : ''}`
+              ? pages.isPlaceholderData
+                ? 'Reading the leases that match…'
+                : `${shown.toLocaleString('en')}${pages.hasNextPage ? '+' : ''} of ${(data.total ?? 0).toLocaleString('en')} matching, ${allLeases.toLocaleString('en')} leases${pages.isRefetchError ? ' (could not read them again: shown as last read)' : pages.isFetching ? ' (reading…)' : ''}`
               : `${shown.toLocaleString('en')} of ${allLeases.toLocaleString('en')} leases`}
         </span>
       </div>
 
       {leases.isError ? (
         <LoadError title="The leases cannot be loaded" error={leases.error} onRetry={() => void leases.refetch()} retriesItself="Live updates resume when the server answers" />
+      ) : large && pages.isError && !pages.data ? (
+        <LoadError title="This page of leases cannot be read" error={pages.error} onRetry={() => void pages.refetch()} retriesItself="It is read again every few seconds" />
       ) : !data ? (
         snapshot ? <SnapshotRows snapshot={snapshot} /> : <div className="vtable-skeleton" aria-busy="true" aria-label="Loading leases" />
       ) : allLeases === 0 ? (
@@ -581,7 +593,7 @@ function GroupCount({ count, paged, source }: { count: number; paged: Paged | nu
   const leases = `${count.toLocaleString('en')} lease${count === 1 ? '' : 's'}`;
   if (!paged) return <>{leases}</>;
   const total = paged.totals?.[source];
-  if (total !== undefined && total > count) return <>{`${count.toLocaleString('en')} of ${total.toLocaleString('en')} leases read; scroll for more`}</>;
+  if (total !== undefined && total > count) return <>{`${count.toLocaleString('en')} of ${total.toLocaleString('en')} leases read${paged.more ? '; scroll for more' : ''}`}</>;
   return <>{paged.more ? `${leases} read; scroll for more` : leases}</>;
 }
 

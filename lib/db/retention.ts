@@ -32,7 +32,7 @@ export const PARTITIONED_TABLES: readonly PartitionedTable[] = [
 export type RetentionPolicy = {
   eventDays: number;
   rollupDays: number;
-  /** Partitions made ahead of today (default 3). */
+  /** Partitions made ahead of today (default 7: a week of runs that find the store busy before rows land in DEFAULT). */
   daysAhead?: number;
   /** How long a statement may wait for a lock before the step is left to the next run (default 100 ms). */
   lockTimeoutMs?: number;
@@ -78,7 +78,7 @@ export async function applyRetention(sql: SqlSession, policy: RetentionPolicy, n
   try {
     for (const spec of PARTITIONED_TABLES) {
       const cutoff = retentionCutoff(policy, spec.keep, now);
-      for (const day of await daysToMake(sql, spec, now, cutoff, policy.daysAhead ?? 3)) {
+      for (const day of await daysToMake(sql, spec, now, cutoff, policy.daysAhead ?? 7)) {
         await step(`create ${dayName(spec.table, day)}`, (tx) => makePartition(tx, spec, day, report));
       }
       const expired = await partitionsBefore(sql, spec.table, cutoff);

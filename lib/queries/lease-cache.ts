@@ -32,6 +32,8 @@ type Cache = {
   /** Leases per source, counted with order; per state, counted when asked after a change. */
   counts: Map<string, number>;
   states: StateCounts | null;
+  /** When states was counted: counted again at most once a second (health for every lease). */
+  statesAt: number;
   /** Orders other than by key, sorted in the last second (lease-page.ts). */
   sorted: SortedMemo;
   /** The whole list in order, CHUNK leases each, and which chunk holds which lease; with order. */
@@ -86,7 +88,6 @@ async function read(store: Store, cache: Cache, sinceLoad: Map<string, Entry>) {
 
 function setEntry(cache: Cache, id: string, entry: Entry) {
   cache.entries.set(id, entry);
-  cache.states = null;
   const chunk = cache.chunkOf.get(id);
   if (chunk) chunk.buf = null;
 }
@@ -135,7 +136,7 @@ function cacheFor(root: LeaseCacheRoot, store: Store): Cache {
   const caches = root.part(LEASE_CACHES);
   let cache = caches.get(store);
   if (cache) return cache;
-  const created: Cache = { entries: new Map(), order: null, counts: new Map(), states: null, sorted: new Map(), chunks: null, chunkOf: new Map(), pruneAt: 0, loadedAt: 0, loading: null, sinceLoad: null, unsubscribe: () => {} };
+  const created: Cache = { entries: new Map(), order: null, counts: new Map(), states: null, statesAt: 0, sorted: new Map(), chunks: null, chunkOf: new Map(), pruneAt: 0, loadedAt: 0, loading: null, sinceLoad: null, unsubscribe: () => {} };
   const update = (id: string, entry: Entry) => {
     if (!created.entries.has(id)) {
       created.order = null;
@@ -221,7 +222,11 @@ export async function leaseListJson(
   pruneHour(cache, now);
   const limit = filter.limit ?? 10_000;
   const order = orderOf(cache);
-  const states = (cache.states ??= stateCounts(cache.entries.values()));
+  if (!cache.states || now - cache.statesAt >= 1_000 || now < cache.statesAt) {
+    cache.states = stateCounts(cache.entries.values());
+    cache.statesAt = now;
+  }
+  const states = cache.states;
   const position = root.bus.position();
   if (!filter.source && !filter.state && !filter.q && !filter.cursor && (filter.sort ?? 'key') === 'key' && cache.entries.size <= limit) {
     let json = wholeList(chunksOf(cache, now), now);

@@ -9,7 +9,8 @@ import type { LeaseView } from '../domain/types';
 import { leaseListJson } from './lease-cache';
 import type { StateCounts } from './lease-page';
 
-export type OverviewSnapshot = { leases: LeaseView[]; total: number; states: StateCounts };
+/** `sources`: every lease per source (the snapshot holds the first few). */
+export type OverviewSnapshot = { leases: LeaseView[]; total: number; sources: Record<string, number>; states: StateCounts };
 
 const WAIT_MS = 300;
 const LEASES = 30;
@@ -20,7 +21,7 @@ export async function overviewSnapshot(root: Root): Promise<OverviewSnapshot | n
     const list = await leaseListJson(root, await root.store(), { sort: 'problems', limit: LEASES });
     // No countdown from the server: the browser counts on its own clock once it runs.
     const leases = (JSON.parse(list.json.toString('utf8')) as LeaseView[]).map((lease) => ({ ...lease, remainingMs: null }));
-    return { leases, total: [...list.counts.values()].reduce((sum, n) => sum + n, 0), states: list.states };
+    return { leases, total: [...list.counts.values()].reduce((sum, n) => sum + n, 0), sources: Object.fromEntries(list.counts), states: list.states };
   })();
   const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), WAIT_MS)));
   try {

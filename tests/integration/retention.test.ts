@@ -150,13 +150,13 @@ describe.each(STORE_KINDS)('retention on $kind', ({ create }) => {
   });
 
   it('a row that lands in DEFAULT (no partition for its day yet) is moved, not lost, when its day is made', async () => {
-    const later = `date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + interval '6 days 1 hour'`;
+    const later = `date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + interval '9 days 1 hour'`;
     await sql.exec(`INSERT INTO "LeaseEvent" ("leaseId", seq, type, at) VALUES ('s/k1', 999999, 'released', ${later})`);
     await sql.exec(`INSERT INTO "RenewalRollup" ("leaseId", minute, count, "intervalMin", "intervalP50", "intervalP99", "intervalMax", "marginMin", "marginP50", "marginP99", "marginMax")
                     VALUES ('s/k1', ${later}, 3, 1, 2, 3, 4, 5, 6, 7, 8)`);
     expect(await partitionOf(sql, 'LeaseEvent', 'seq = 999999')).toEqual(['LeaseEvent_default']);
     const before = await census(sql, now);
-    const report = await applyRetention(sql, { ...KEEP, daysAhead: 7 }, now);
+    const report = await applyRetention(sql, { ...KEEP, daysAhead: 10 }, now);
     expect(report.moved).toBe(2);
     expect(await census(sql, now)).toEqual(before);
     const [part] = await partitionOf(sql, 'LeaseEvent', 'seq = 999999');
@@ -228,7 +228,7 @@ describe('retention never waits on the collector (postgres)', () => {
     await writer.exec('BEGIN');
     await writer.exec(`INSERT INTO "CanaryRollup" (source, call, minute, count, failed, "sumMs", "maxMs", buckets) VALUES ('s', 'acquire', now(), 1, 0, 1, 1, '{}')`);
     try {
-      const report = await applyRetention(sql, { ...KEEP, daysAhead: 12, lockTimeoutMs: 100 }, now);
+      const report = await applyRetention(sql, { ...KEEP, daysAhead: 16, lockTimeoutMs: 100 }, now);
       expect(report.busy.filter((step) => step.includes('CanaryRollup'))).toEqual([]);
       expect(report.created.filter((name) => name.startsWith('CanaryRollup_p')).length).toBeGreaterThanOrEqual(8);
     } finally {
@@ -270,7 +270,8 @@ describe('the collector runs retention (postgres)', () => {
       // Exactly one run did it: a second run (if the other process took the lock after) found nothing to drop.
       expect(lines.filter((line) => line.startsWith('retention: dropped'))).toHaveLength(1);
       expect(lines.find((line) => line.startsWith('retention: dropped'))).toMatch(/dropped \d+ partitions \(.*RenewalRollup_p\d{8}/);
-      expect((await partitionNames(sql, 'RenewalRollup')).length).toBeLessThanOrEqual(31 + 4);
+      // Kept: the 30 days of rollupDays and today (31), and the 7 days made ahead.
+      expect((await partitionNames(sql, 'RenewalRollup')).length).toBeLessThanOrEqual(31 + 7);
       expect(await renderMetrics()).toMatch(/leasehold_retention_removed_total\{table="RenewalRollup",what="partitions"\} \d+/);
     } finally {
       await store.close();

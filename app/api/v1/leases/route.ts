@@ -10,7 +10,7 @@ import { leaseListSchema } from '@/lib/domain/schemas';
 export const dynamic = 'force-dynamic';
 
 /**
- * GET /api/v1/leases?source=&state=&q=&limit= : current leases, and the sources' status.
+ * GET /api/v1/leases?source=&state=&q=&sort=&limit=&cursor= : a page of the current leases, and the sources' status (docs/api.md, "Paging").
  * `position` is the live stream's position the list is current to: GET /api/v1/stream?after=
  * with it sends exactly the changes since.
  */
