@@ -48,7 +48,8 @@ function matchesState(lease: Lease, health: LeaseHealth, state: StateFilter): bo
   }
 }
 
-const compareTokens = (a: string | null, b: string | null) => {
+/** Tokens highest first, exact for any size (decimal strings); none last. */
+export const compareTokens = (a: string | null, b: string | null) => {
   if (a === b) return 0;
   if (a === null) return 1;
   if (b === null) return -1;

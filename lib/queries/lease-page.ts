@@ -5,7 +5,7 @@
 // the console would show at that place.
 import type { LeaseView } from '../domain/types';
 import { countLeases, leaseHealth, problemRank, type LeaseCounters } from '../domain/health';
-import type { Sort } from '../domain/overview';
+import { compareTokens, type Sort } from '../domain/overview';
 import { encodeAfter, encodeOffset, KEY_CHARS, keyDigest, type LeaseCursor } from '../api/lease-cursor';
 import type { LEASE_LIST_STATES } from '../api/query-schemas';
 import type { Entry } from './lease-list-bytes';
@@ -104,12 +104,6 @@ const SORT_KEYS: Record<Exclude<Sort, 'key'>, (id: string, entry: Entry, now: nu
   token: (id, entry) => ({ id, n: 0, s: entry.view.token }),
   holder: (id, entry) => ({ id, n: 0, s: entry.view.holder }),
   transitions: (id, entry) => ({ id, n: -entry.transitions.length, s: null }),
-};
-const compareTokens = (a: string | null, b: string | null) => {
-  if (a === b) return 0;
-  if (a === null) return 1;
-  if (b === null) return -1;
-  return a.length !== b.length ? b.length - a.length : b < a ? -1 : 1; // highest first, exact for any size
 };
 const SORT_COMPARE: Record<Exclude<Sort, 'key'>, (a: Keyed, b: Keyed) => number> = {
   problems: (a, b) => a.n - b.n,
