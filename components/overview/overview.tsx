@@ -109,6 +109,27 @@ function OverviewFrame({ snapshot }: { snapshot: OverviewSnapshot | null }) {
 
 const FRAME_COUNTERS = { Held: 'held', Free: 'free', Expired: 'expired', Stale: 'stale' } as const;
 
+/** The column headings of the lease table on a desktop, each with what it means on hover. */
+function LeaseHead() {
+  return (
+    <div role="row" className="lease-row lease-head">
+      {[
+        ['Lease', 'Key, and what kind of lease'],
+        ['State', 'Held, free, expired or unknown, and what is wrong'],
+        ['Holder', 'Who holds it (or held it last), and how many wait'],
+        ['Token', 'The fencing token of the current grant'],
+        ['Remaining', 'Time left before it expires, against its TTL'],
+        ['Margin', "The last renewal's margin: time that was left, as % of the TTL"],
+        ['Changes 1h', 'Changes of hands in the last hour'],
+      ].map(([name, title]) => (
+        <span role="columnheader" key={name} title={title}>
+          {name}
+        </span>
+      ))}
+    </div>
+  );
+}
+
 /**
  * The server's first leases (lib/queries/overview-snapshot.ts), drawn before the page's
  * scripts run and until the browser's own read comes: no countdown (the browser's clock fills
@@ -122,13 +143,7 @@ function SnapshotRows({ snapshot }: { snapshot: OverviewSnapshot }) {
   ).rows;
   return (
     <div role="table" aria-label="Leases" aria-busy="true" className="vtable snapshot" data-testid="overview-snapshot">
-      <div role="row" className="lease-row lease-head">
-        {['Lease', 'State', 'Holder', 'Token', 'Remaining', 'Margin', 'Changes 1h'].map((name) => (
-          <span role="columnheader" key={name}>
-            {name}
-          </span>
-        ))}
-      </div>
+      <LeaseHead />
       <div role="rowgroup" className="vtable-body">
         {rows.map((row, index) => (
           <Row
@@ -175,8 +190,9 @@ function LiveOverview({ snapshot }: { snapshot: OverviewSnapshot | null }) {
     refetchInterval: large ? 10_000 : false,
   });
 
+  const unfiltered = !filter.source && filter.state === 'all' && !filter.text.trim();
   // Until the first page comes, the first read stands in for it when it is that page (no filter, problems first).
-  const firstReadIsPage = !filter.source && filter.state === 'all' && !filter.text.trim() && filter.sort === 'problems';
+  const firstReadIsPage = unfiltered && filter.sort === 'problems';
   const data = large ? pagedList(pages.data?.pages, firstReadIsPage ? leases.data : undefined) : leases.data;
   // Keyed by the names down, not the sources' objects (their last reads move every second).
   const downKey = (data?.sources ?? [])
@@ -198,7 +214,6 @@ function LiveOverview({ snapshot }: { snapshot: OverviewSnapshot | null }) {
   // Until the browser's own read comes, the server's snapshot's.
   const shownCounters = data ? counters : (snapshot?.states ?? null);
   const allLeases = large && data?.counts ? Object.values(data.counts.sources).reduce((sum, n) => sum + n, 0) : (data?.leases.length ?? 0);
-  const unfiltered = !filter.source && filter.state === 'all' && !filter.text.trim();
   const paged: Paged | null = large ? { totals: unfiltered ? (data?.counts?.sources ?? null) : null, more: pages.hasNextPage } : null;
   const nearEnd = () => {
     if (large && pages.hasNextPage && !pages.isFetchingNextPage) void pages.fetchNextPage();
@@ -334,21 +349,7 @@ function LiveOverview({ snapshot }: { snapshot: OverviewSnapshot | null }) {
                 <span role="columnheader">Leases, {SORT_LABELS[filter.sort].toLowerCase()}</span>
               </div>
             ) : (
-            <div role="row" className="lease-row lease-head">
-              {[
-                ['Lease', 'Key, and what kind of lease'],
-                ['State', 'Held, free, expired or unknown, and what is wrong'],
-                ['Holder', 'Who holds it (or held it last), and how many wait'],
-                ['Token', 'The fencing token of the current grant'],
-                ['Remaining', 'Time left before it expires, against its TTL'],
-                ['Margin', "The last renewal's margin: time that was left, as % of the TTL"],
-                ['Changes 1h', 'Changes of hands in the last hour'],
-              ].map(([name, title]) => (
-                <span role="columnheader" key={name} title={title}>
-                  {name}
-                </span>
-              ))}
-            </div>
+            <LeaseHead />
             )
           }
           render={(row, index) => (
