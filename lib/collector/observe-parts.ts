@@ -1,6 +1,6 @@
 // Small parts of observing a source (observe-source.ts): how the store is retried, the
-// per-state lease counts on /metrics, the deadline timers' targeted reads, and the leases of
-// parts a full read could not read.
+// per-state lease counts on /metrics, the deadline timers' targeted reads, the leases of
+// parts a full read could not read, and the leases the store refused, offered again.
 import { DeadlineTimers } from '../alerts/deadlines';
 import type { LeaseSource, UnreadScope } from '../sources/types';
 import type { ReadLanes } from './read-lanes';
@@ -8,6 +8,7 @@ import { StaleOwnerError } from '../db/observer-writes';
 import type { TrackedLease } from '../domain/observe';
 import { metrics } from '../metrics';
 import type { Clock } from '../time/clock';
+import type { SourceHealth } from './source-health';
 import { retryLine } from '../time/retry';
 
 /** How the store is retried: with backoff, counted and logged, never after another collector took the source. */
@@ -49,4 +50,13 @@ export function hideUnread(known: ReadonlyMap<string, TrackedLease>, unread: rea
     hidden.push(lease);
   }
   return hidden;
+}
+
+/** The leases the store refused that are due to be offered again (as they are now); those gone since are forgotten. */
+export function refusedAgain(health: SourceHealth, known: ReadonlyMap<string, TrackedLease>, source: string): TrackedLease[] {
+  const ids = health.refusedDue();
+  if (!ids) return [];
+  const keyOf = (id: string) => id.slice(source.length + 1);
+  health.forgetRefused(ids.filter((id) => !known.has(keyOf(id))));
+  return ids.map((id) => known.get(keyOf(id))).filter((lease) => lease !== undefined);
 }

@@ -20,7 +20,7 @@ import { SourceUnavailableError } from '../sources/errors';
 import type { LeaseSource, PollResult, UnreadScope } from '../sources/types';
 import { systemClock, type Clock } from '../time/clock';
 import { retrying } from '../time/retry';
-import { countStates, deadlineTimers, hideUnread, storeRetry } from './observe-parts';
+import { countStates, deadlineTimers, hideUnread, refusedAgain, storeRetry } from './observe-parts';
 import { ReadLanes, type ReadStart } from './read-lanes';
 import { RenewalBatcher } from './renewal-batcher';
 import { SourceHealth } from './source-health';
@@ -55,7 +55,6 @@ type CompletedRead = ReadStart & {
   kind: 'full' | 'poll' | 'keys';
   observations: Observation[];
   covered?: string[]; // the keys a partial read speaks for
-  gap?: boolean;
   /** What the backend says of itself (etcd's Raft status), with full reads and some polls. */
   detail?: Record<string, unknown> | null;
   /** Parts of a full read that could not be read: their leases are not gone, only not seen. */
@@ -86,8 +85,9 @@ class SourceObserver {
   private readonly labels: { source: string };
   private readonly known: Map<string, TrackedLease>;
   private readonly health: SourceHealth;
-  /** The next read is compared with the last known state as after a gap (at start, after an outage). */
+  /** Reads are judged as after a gap (at start, after an outage or a gap hint) until a full read begun at or after gapSinceMono. */
   private afterGap: boolean;
+  private gapSinceMono = -Infinity;
   /** Set when a write finds another collector owns the source: everything stops and it is thrown. */
   private stopWith: unknown = null;
   // Two ordered write queues: state changes, and renewals (batched once a second). The
@@ -121,7 +121,8 @@ class SourceObserver {
     this.lanes = new ReadLanes(
       options.source,
       {
-        onFullRead: (result, start, gap) => this.onFullRead(result, start, gap),
+        onFullRead: (result, start) => this.onFullRead(result, start),
+        onGap: () => this.markGap(),
         onFullFailure: (error, start) => this.sourceDown(error, start),
         onKeysRead: async (result, start) => {
           const completed: CompletedRead = { ...start, kind: 'keys', observations: result.observations, covered: result.covered };
@@ -169,14 +170,22 @@ class SourceObserver {
     for (const lease of due.dirty) this.options.bus.publish({ type: 'lease', lease: leaseView(lease, nowWall) });
   }
 
-  private async onFullRead(result: PollResult, start: ReadStart, gap: boolean) {
+  /** What was seen until now may have missed events: judge across a gap until a full read begun after now. */
+  private markGap() {
+    this.afterGap = true;
+    this.gapSinceMono = this.clock.mono();
+  }
+
+  private async onFullRead(result: PollResult, start: ReadStart) {
     const completed: CompletedRead =
       result.kind === 'full'
-        ? { ...start, kind: 'full', observations: result.observations, gap, detail: result.status, unread: result.unread }
+        ? { ...start, kind: 'full', observations: result.observations, detail: result.status, unread: result.unread }
         : { ...start, kind: 'poll', observations: result.observations, covered: result.covered, detail: result.status ?? null };
     const outcome = await this.applyAndWrite(completed);
     this.options.alerts?.sourceStatus(this.source.name, true, null);
-    this.retryRefused();
+    // Leases the store refused are offered again now and then: what refused them may have been fixed.
+    const refused = refusedAgain(this.health, this.known, this.source.name);
+    if (refused.length) void this.enqueue({ ...emptyBatch(this.options, null), dirty: refused });
     metrics.set('leasehold_source_up', this.labels, 1);
     if (completed.kind === 'full') metrics.observe('leasehold_poll_duration_seconds', this.labels, (this.clock.mono() - start.startedMono) / 1000);
     countStates(this.source.name, this.known);
@@ -188,7 +197,7 @@ class SourceObserver {
     const { known, source, clock } = this;
     const full = r.kind === 'full';
     const unread = r.unread ?? [];
-    const read: ReadContext = { source: source.name, backend: source.backend, startedMono: r.startedMono, startedWall: r.startedWall, finishedMono: clock.mono(), afterGap: this.afterGap || r.gap === true };
+    const read: ReadContext = { source: source.name, backend: source.backend, startedMono: r.startedMono, startedWall: r.startedWall, finishedMono: clock.mono(), afterGap: this.afterGap };
     // 1. Leases of an unread part are marked stale, and compared across a gap when seen again.
     const hidden = hideUnread(this.known, unread);
     const unseen = (key: string) => unread.some((part) => key.startsWith(part.prefix));
@@ -204,7 +213,7 @@ class SourceObserver {
       read,
       older.size ? scope.filter((key) => !older.has(key)) : scope,
     );
-    if (full) this.afterGap = false;
+    if (full && r.startedMono >= this.gapSinceMono) this.afterGap = false;
     // Alert rules see what changed; deadlines follow each lease's new picture.
     this.options.alerts?.observed(applied);
     if (hidden.length) this.options.alerts?.staled(hidden);
@@ -237,7 +246,7 @@ class SourceObserver {
     metrics.inc('leasehold_read_failures_total', this.labels);
     metrics.set('leasehold_source_up', this.labels, 0);
     // Down: say so once, mark the leases stale, claim nothing else.
-    this.afterGap = true;
+    this.markGap();
     const down = this.health.failed(reason, start.startedWall, Math.round(clock.mono() - start.startedMono));
     if (down?.newlyDown) {
       this.options.log(`${source.name}: down: ${reason}`);
@@ -255,7 +264,6 @@ class SourceObserver {
     const durationMs = this.clock.mono() - r.startedMono;
     this.options.onRead?.({ source: this.source.name, full: r.kind === 'full', ok: true, leases: this.known.size, changed: applied.dirty.length, events: applied.events.length, durationMs });
     if (!written) return;
-    // Tell the live stream what changed.
     const nowWall = this.clock.wall();
     for (const lease of published) this.options.bus.publish({ type: 'lease', lease: leaseView(lease, nowWall) });
     const ids = new Map(written.map((w) => [`${w.leaseId}#${w.seq}`, w.id]));
@@ -286,14 +294,4 @@ class SourceObserver {
     return outcome.written;
   }
 
-  /** Leases the store refused are offered again (as they are now) now and then: what refused them may have been fixed. */
-  private retryRefused() {
-    const ids = this.health.refusedDue();
-    if (!ids) return;
-    const keyOf = (id: string) => id.slice(this.source.name.length + 1);
-    const batch = emptyBatch(this.options, null);
-    batch.dirty = ids.map((id) => this.known.get(keyOf(id))).filter((lease) => lease !== undefined);
-    this.health.forgetRefused(ids.filter((id) => !this.known.has(keyOf(id))));
-    if (batch.dirty.length) void this.enqueue(batch);
-  }
 }

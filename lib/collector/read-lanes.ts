@@ -56,8 +56,13 @@ export function nextFullReadDeadlineMs(baseMs: number, last: { ok: true; duratio
 export type ReadStart = { startedMono: number; startedWall: number };
 
 export type LaneHandlers = {
-  /** A full read or poll completed; `gap`: a hint said events may have been missed before it. */
-  onFullRead(result: PollResult, start: ReadStart, gap: boolean): Promise<void>;
+  /** A full read or poll completed. */
+  onFullRead(result: PollResult, start: ReadStart): Promise<void>;
+  /**
+   * The source said events may have been missed (its push stream was cut off, or fell behind
+   * a compaction): every read is judged as after a gap until a full read begun after now.
+   */
+  onGap(): void;
   /** A full read or poll failed or ran out of time: the source is down. */
   onFullFailure(error: unknown, start: ReadStart): Promise<void>;
   /** A targeted read of hinted keys completed. */
@@ -73,7 +78,7 @@ export type LaneHandlers = {
 
 export class ReadLanes {
   /** What to read next: everything (poll due, hint, after a failure) and some keys. */
-  private readonly pending = { full: true, gap: false, keys: new Set<string>() };
+  private readonly pending = { full: true, keys: new Set<string>() };
   private readonly fullAlarm: Alarm;
   private readonly keysAlarm: Alarm;
   private readonly readTimeoutMs: number;
@@ -91,7 +96,9 @@ export class ReadLanes {
   /** A change hint from the source's push stream. */
   hint = (hint: ChangeHint): void => {
     if (hint.gap) {
-      this.pending.gap = true;
+      // Told at once, not with the next full read: a targeted read made before that one (a
+      // deadline's, another hint's) must not judge a change it finds as if nothing was missed.
+      this.handlers.onGap();
       this.handlers.log(`${this.source.name}: ${hint.reason ?? 'events may have been missed'}; reading everything again`);
     }
     if (hint.full) {
@@ -127,10 +134,8 @@ export class ReadLanes {
         await this.fullAlarm.sleep(untilPoll, signal);
         continue;
       }
-      const gap = pending.gap;
       const askedFull = pending.full;
       pending.full = false;
-      pending.gap = false;
       nextFullAt = clock.mono() + source.pollMs;
       const start = { startedMono: clock.mono(), startedWall: clock.wall() };
       // 2. Read, within the deadline. After a gap, or when a hint asked for everything, a full
@@ -140,7 +145,7 @@ export class ReadLanes {
       let result: PollResult;
       try {
         const reading =
-          askedFull || handlers.afterGap() || gap || backoff !== null || !source.poll
+          askedFull || handlers.afterGap() || backoff !== null || !source.poll
             ? source.snapshot(deadline.signal).then((snapshot): PollResult => ({ kind: 'full', ...snapshot }))
             : source.poll(deadline.signal);
         result = await unlessAborted(reading, deadline.signal, this.tooSlowAfter(fullDeadlineMs));
@@ -160,7 +165,7 @@ export class ReadLanes {
       // 4. Answered: the backoff is over, and the next deadline fits how long a full read takes.
       backoff = null;
       if (result.kind === 'full') fullDeadlineMs = nextFullReadDeadlineMs(this.readTimeoutMs, { ok: true, durationMs: clock.mono() - start.startedMono });
-      await handlers.onFullRead(result, start, gap);
+      await handlers.onFullRead(result, start);
     }
   }
 

@@ -1,6 +1,6 @@
 // Push sources: a change is announced at once (Redis keyspace notifications, etcd watch),
-// a source without push says so by not pushing, and an etcd watch that falls behind a
-// compaction reports the gap instead of pretending nothing was missed.
+// a source without push says so by not pushing, and an etcd watch that is cut off or falls
+// behind a compaction reports the gap instead of pretending nothing was missed.
 import { randomBytes } from 'node:crypto';
 import { Etcd3 } from 'etcd3';
 import Redis from 'ioredis';
@@ -74,7 +74,39 @@ describe('push', () => {
     expect(hints[0]!.keys).toEqual([`${prefix}job`]);
   });
 
-  it('etcd watch behind a compaction reports a gap', async () => {
+  it('etcd watch cut off, back, and cut off again: each cut is said, and the watch goes on after each', async () => {
+    const prefix = `cut${unique()}/`;
+    const target = new URL(services.etcdEndpoints[0]!);
+    const proxy: TcpProxy = await startTcpProxy(target.hostname, Number(target.port));
+    cleanups.push(() => proxy.close());
+    const source = createSource({ name: 'e', backend: 'etcd', endpoints: [`http://127.0.0.1:${proxy.port}`], prefixes: [prefix] }, 1_000);
+    const { hints } = watch(source);
+    const etcd = new Etcd3({ hosts: services.etcdEndpoints });
+    cleanups.push(() => etcd.close());
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const cuts = () => hints.filter((h) => h.reason === 'the etcd watch was cut off').length;
+    for (const round of [1, 2]) {
+      // Watching: a put is announced.
+      const key = `${prefix}k${round}`;
+      await expect
+        .poll(
+          async () => {
+            await etcd.put(key).value(String(round));
+            return hints.some((h) => h.keys?.includes(key));
+          },
+          { timeout: 20_000, interval: 500 },
+        )
+        .toBe(true);
+      proxy.partition(true);
+      proxy.reset();
+      await expect.poll(cuts, { timeout: 3_000 }).toBe(round);
+      expect(hints.at(-1)).toMatchObject({ full: true, gap: true });
+      proxy.partition(false);
+      proxy.reset();
+    }
+  }, 60_000);
+
+  it('etcd watch cut off and behind a compaction: a gap at the cut, and the compaction when it is back', async () => {
     const prefix = `compact${unique()}/`;
     const target = new URL(services.etcdEndpoints[0]!);
     const proxy: TcpProxy = await startTcpProxy(target.hostname, Number(target.port));
@@ -89,12 +121,14 @@ describe('push', () => {
     // Cut the watch off, write and compact behind its back, then let it reconnect.
     proxy.partition(true);
     proxy.reset();
+    // The cut is said at once, before anything is known of what it missed.
+    await expect.poll(() => hints.find((h) => h.gap), { timeout: 3_000 }).toMatchObject({ full: true, gap: true, reason: 'the etcd watch was cut off' });
     for (let i = 0; i < 3; i++) await etcd.put(`${prefix}b`).value(String(i));
     const { header } = await etcd.kv.range({ key: Buffer.from(`${prefix}b`) });
     await etcd.kv.compact({ revision: header.revision, physical: true });
     proxy.partition(false);
     proxy.reset(); // connections opened during the partition are stuck: make the client open new ones
-    await expect.poll(() => hints.find((h) => h.gap), { timeout: 20_000 }).toMatchObject({ full: true, gap: true, reason: 'the etcd watch fell behind a compaction' });
+    await expect.poll(() => hints.find((h) => h.reason === 'the etcd watch fell behind a compaction'), { timeout: 20_000 }).toMatchObject({ full: true, gap: true });
   }, 40_000);
 });
 

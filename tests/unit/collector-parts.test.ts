@@ -172,6 +172,7 @@ describe('read lanes', () => {
       onKeysRead: async (result) => void calls.push([`keys:${result.covered.join(',')}`, clock.mono()]),
       isDown: () => down,
       afterGap: () => false,
+      onGap: () => void calls.push(['gap', clock.mono()]),
       stopped: () => false,
       log: () => {},
     };
@@ -193,6 +194,21 @@ describe('read lanes', () => {
     l.hint({ full: true });
     await clock.advance(0);
     expect(calls.at(-1)).toEqual(['read:full', 2_500]);
+    stop.abort();
+    await running;
+  });
+
+  it('a gap hint is told to the observer at once, before the full read it asks for', async () => {
+    const clock = new ManualClock();
+    const { calls, lanes: l } = lanes({}, clock);
+    const stop = new AbortController();
+    const running = l.run(stop.signal);
+    await clock.advance(500);
+    l.hint({ full: true, gap: true, reason: 'the etcd watch was cut off' });
+    // Synchronously: a targeted read that completes before the full read is judged across the gap.
+    expect(calls.at(-1)).toEqual(['gap', 500]);
+    await clock.advance(0);
+    expect(calls.at(-1)).toEqual(['read:full', 500]);
     stop.abort();
     await running;
   });

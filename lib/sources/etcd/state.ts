@@ -34,6 +34,8 @@ export type EtcdState = {
   readonly mirror: Map<string, IKeyValue>;
   watchLive: boolean;
   watchLiveSince: number;
+  /** The watch was cut off (or ended) and no round is live again yet: said once, as a gap. */
+  watchCut: boolean;
   lastFullAt: number;
   /** Lease ids to read again to prove an expiry (expiry-proof.ts), while that loop runs. */
   readonly proofReads: DueQueue<string>;
@@ -55,6 +57,7 @@ export function createEtcdState(config: EtcdSourceConfig, defaultPollMs: number,
     mirror: new Map(),
     watchLive: false,
     watchLiveSince: Infinity,
+    watchCut: false,
     lastFullAt: -Infinity,
     proofReads: new DueQueue(),
     proofLoop: null,

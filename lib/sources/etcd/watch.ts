@@ -24,10 +24,18 @@ export function leaseKeysOf(kv: IKeyValue): string[] {
   return [key];
 }
 
+/** The watch stopped showing changes: said once per interruption, with a full read asked for. */
+function interrupted(state: EtcdState, onHint: (hint: ChangeHint) => void, reason: string) {
+  if (state.watchCut) return;
+  state.watchCut = true;
+  onHint({ full: true, gap: true, reason });
+}
+
 /** Watches every prefix from `from` until the signal aborts or a watcher fails. */
 async function watchRound(state: EtcdState, from: string, onHint: (hint: ChangeHint) => void, signal: AbortSignal): Promise<RoundEnd> {
   const { client, config, mirror, values } = state;
   const watchers: Watcher[] = [];
+  const cut = new Set<Watcher>();
   let finish: (how: RoundEnd) => void = () => {};
   const ended = new Promise<RoundEnd>((resolve) => (finish = resolve));
   const onAbort = () => finish('aborted');
@@ -53,12 +61,31 @@ async function watchRound(state: EtcdState, from: string, onHint: (hint: ChangeH
       watchers.push(watcher);
       watcher.on('put', onPut);
       watcher.on('delete', onDelete);
+      // etcd3 reconnects a broken stream and resumes each watcher on its own. Until every one
+      // is back, the mirror is not kept and events may be missing: polls read everything, and
+      // what was seen is judged across a gap (a compaction while it was away is only told when
+      // it is back, after a read may already have found the change).
+      watcher.on('disconnected', () => {
+        cut.add(watcher);
+        state.watchLive = false;
+        interrupted(state, onHint, 'the etcd watch was cut off');
+      });
+      watcher.on('connected', () => {
+        if (!cut.delete(watcher) || cut.size > 0 || signal.aborted) return;
+        state.watchLive = true;
+        state.watchLiveSince = state.clock.mono();
+        state.watchCut = false; // the next cut is said again
+      });
       // etcd cancels a watch whose start revision was compacted away; 3.4 gives no reason.
-      watcher.on('error', (error: Error) => finish(/compacted/i.test(error.message) ? 'compacted' : /canceled/i.test(error.message) ? 'canceled' : 'failed'));
+      watcher.on('error', (error: Error) => {
+        interrupted(state, onHint, 'the etcd watch ended');
+        finish(/compacted/i.test(error.message) ? 'compacted' : /canceled/i.test(error.message) ? 'canceled' : 'failed');
+      });
     }
     if (signal.aborted) return 'aborted';
     state.watchLive = true;
     state.watchLiveSince = state.clock.mono();
+    state.watchCut = false;
     return await ended;
   } catch (error) {
     return /compacted/i.test((error as Error)?.message ?? '') ? 'compacted' : 'failed';
@@ -89,6 +116,7 @@ export async function watchChanges(state: EtcdState, onHint: (hint: ChangeHint) 
     let ended = await watchRound(state, from, onHint, signal);
     if (ended === 'aborted') return;
     state.log.debug({ ended }, `the watch ended (${ended}); starting another`);
+    interrupted(state, onHint, 'the etcd watch ended');
     if (ended === 'canceled') {
       // Was it a compaction? A read at the revision we resumed from says so.
       ended = await client.kv
