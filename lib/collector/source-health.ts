@@ -1,13 +1,15 @@
 // What one observer knows of its source's own state, and the source row it writes: up or
 // down, since when and why, its last good read, what part of it could not be read, and the
 // leases the store refused to take. A source that stays down is not written again, but for
-// a new reason (at most once a minute); a poll refreshes the last good read once a second.
+// a new reason (at most every 5 s: the first failure's words, a connection closed mid-read,
+// give way soon to what is true now, a refused connection); a poll refreshes the last good
+// read once a second.
 import type { LeaseSource, UnreadScope } from '../sources/types';
 import type { Clock } from '../time/clock';
 import type { SourceWrite, WriteBatch } from '../db/observer-writes';
 
 /** A down source's row is written when its status changes, and its error text at most this often. */
-const DOWN_REWRITE_MS = 60_000;
+const DOWN_REWRITE_MS = 5_000;
 /** How often leases the store refused are offered to it again. */
 const REFUSED_RETRY_MS = 10_000;
 /** How often a poll that changed nothing writes the source's last good read. */

@@ -97,9 +97,14 @@ export async function startOutageServer(options: OutageServerOptions): Promise<O
     await fetch(`${url}/api/v1/alerts?state=firing&limit=100`); // the navigation's count, asked by every page
     // The outage: both Redis servers gone; etcd never answered.
     for (const instance of redis) await instance.stop();
+    // Down, and saying what is true now: a read in flight when a server stopped may first have
+    // been told the connection closed; a refused connection is what stays (written within 5 s).
     await until(
-      'every source down',
-      async () => (await json<{ sources: { status: string }[] }>('/api/v1/sources')).sources.map((s) => s.status).join(',') === 'down,down,down',
+      'every source down, the Redis ones refusing connections',
+      async () => {
+        const { sources } = await json<{ sources: { status: string; backend: string; lastError: string | null }[] }>('/api/v1/sources');
+        return sources.every((s) => s.status === 'down' && (s.backend !== 'redis' || /refused the connection/.test(s.lastError ?? '')));
+      },
       30_000,
     );
     return { url, leaseIds, redisUrls: redis.map((instance) => instance.url), stop };
