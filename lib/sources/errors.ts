@@ -40,6 +40,9 @@ export function connectionProblem(error: unknown, target: string): string {
       if (/timed? ?out/i.test(message)) return `${target} did not answer in time`;
       // ioredis meeting an HTTP server: "Unknown RESP type 72 "H". Please report this."
       if (/Unknown RESP type|Protocol error/i.test(message)) return `${target} answers, but not in its protocol (is that the right port?)`;
+      // A JavaScript error is ours or the driver's, meeting an answer nobody expected: its
+      // message ("toString() radix argument must be between 2 and 36") says nothing to a person.
+      if (error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError || error instanceof ReferenceError) return `${target} gave an answer that could not be read (is that the right server and port?)`;
       return `${target}: ${message}`;
   }
 }

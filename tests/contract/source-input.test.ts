@@ -3,7 +3,7 @@
 // fails because of one bad key, and nothing crashes.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { Etcd3 } from 'etcd3';
 import Redis from 'ioredis';
 import pg from 'pg';
@@ -90,6 +90,29 @@ describe('unreachable sources are said in words that name them', () => {
       expect((error as SourceUnavailableError).reason).toBe(reason());
     } finally {
       await source.close();
+    }
+  });
+
+  // What a connection to a closed local port in the ephemeral range can become: connected to
+  // itself, it reads back every command it writes. An echo server answers the same way. Seen
+  // once as "toString() radix argument must be between 2 and 36" on the sources page.
+  it('redis, a connection that echoes every command back', async () => {
+    const echo = createNetServer((socket) => socket.pipe(socket));
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', () => resolve()));
+    const port = (echo.address() as AddressInfo).port;
+    const source = createSource({ name: 'r', backend: 'redis', urls: [`redis://127.0.0.1:${port}`], match: ['x:*'], fenceSuffix: ':fence', keyspaceNotifications: 'off' }, 1_000);
+    try {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const error = await source.snapshot(AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(SourceUnavailableError);
+        const reason = (error as SourceUnavailableError).reason;
+        expect(reason).toMatch(new RegExp(`^Redis at 127\\.0\\.0\\.1:${port} gave an answer to SCAN unlike any Redis server's \\(is Redis on that port\\?`));
+        expect(reason).not.toMatch(/radix|undefined|is not a function|Cannot read/);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    } finally {
+      await source.close();
+      echo.close();
     }
   });
 

@@ -61,6 +61,8 @@ export function etcdProblem(error: unknown, target: string): string {
   if (/ENOTFOUND|EAI_AGAIN|Name resolution failed|DNS resolution/i.test(message)) return `${target}: the host name does not resolve`;
   if (/EHOSTUNREACH|ENETUNREACH/.test(message)) return `${target} cannot be reached (no route to host)`;
   if (/authentication|permission denied|invalid auth token|user name is empty/i.test(message)) return `${target} refused the credentials (check username and password)`;
+  // An error of the JavaScript engine (ours or the driver's, meeting an answer nobody expected) says nothing to a person.
+  if (error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError || error instanceof ReferenceError) return `${target} gave an answer that could not be read (is that its client port?)`;
   // Anything else as gRPC said it, without its timestamps.
   return redactUrlPassword(message.replace(/\s*\(\d{4}-\d\d-\d\dT[\d:.]+Z\)/g, ''));
 }

@@ -9,7 +9,7 @@ import { silentLogger, type Logger } from '../../log';
 import { percentile } from '../../domain/renewal-stats';
 import { connectionProblem } from '../errors';
 import type { SourceStatusDetail } from '../types';
-import { READ_KEYS, type ReaderRedis } from './keys';
+import { READ_KEYS, UnexpectedAnswerError, type ReaderRedis } from './keys';
 
 const CONNECT_TIMEOUT_MS = 3_000;
 /** A command not answered within this fails (and the read with it). */
@@ -170,6 +170,8 @@ export function connectInstances(config: RedisSourceConfig, { clock = systemCloc
 export const problemOf = (instance: RedisInstance, reason: unknown) =>
   reason instanceof NoAnswerError
     ? reason.message
+    : reason instanceof UnexpectedAnswerError
+    ? `Redis at ${instance.label} gave ${reason.message} (is Redis on that port? a connection to a closed local port can end up connected to itself and echo what it sends)`
     : instance.redis.status !== 'ready' && instance.connectionError
     ? instance.connectionError
     : redactUrlPassword(connectionProblem(reason, `Redis at ${instance.label}`));

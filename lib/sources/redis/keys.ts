@@ -76,6 +76,22 @@ export const fenceProblem = (v: KeyRead) =>
     ? `the fence counter holds "${displayText(v.fence, 20)}"${v.fenceLength > v.fence.length ? ` (${v.fenceLength} bytes)` : ''}, not a number`
     : null;
 
+/**
+ * An answer no Redis server gives to this call (a SCAN that is not a cursor and a list of
+ * keys): something else listens on that port, or the connection, made to a closed local port
+ * in the ephemeral range, ended up connected to itself and echoes every command back.
+ */
+export class UnexpectedAnswerError extends Error {
+  constructor(readonly command: string) {
+    super(`an answer to ${command} unlike any Redis server's`);
+    this.name = 'UnexpectedAnswerError';
+  }
+}
+
+const isScanReply = (reply: unknown): reply is [Buffer, Buffer[]] => Array.isArray(reply) && reply.length === 2 && Buffer.isBuffer(reply[0]) && Array.isArray(reply[1]) && reply[1].every((key) => Buffer.isBuffer(key));
+const isBulkOrNull = (value: unknown) => value === null || Buffer.isBuffer(value);
+const isInteger = (value: unknown) => typeof value === 'number' && Number.isInteger(value);
+
 /** Every key of one instance matching one of the patterns, found with SCAN (never KEYS). */
 export async function scanInstance(redis: Redis, match: string[], signal: AbortSignal): Promise<Set<RawKey>> {
   const keys = new Set<RawKey>();
@@ -83,8 +99,10 @@ export async function scanInstance(redis: Redis, match: string[], signal: AbortS
     let cursor = '0';
     do {
       if (signal.aborted) throw new Error('the read was cancelled');
-      const [next, found] = await redis.scanBuffer(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
-      cursor = next.toString();
+      const reply: unknown = await redis.scanBuffer(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
+      if (!isScanReply(reply)) throw new UnexpectedAnswerError('SCAN');
+      const [next, found] = reply;
+      cursor = next.toString('latin1');
       for (const key of found) keys.add(key.toString('latin1'));
     } while (cursor !== '0');
   }
@@ -96,9 +114,12 @@ export async function readInstance(redis: ReaderRedis, keys: RawKey[], suffix: s
   const reads = new Map<RawKey, KeyRead>();
   for (let i = 0; i < keys.length; i += READ_BATCH) {
     const batch = keys.slice(i, i + READ_BATCH);
-    const flat = await redis.readKeysBuffer(batch.length, ...batch.map(toArgument), suffix, EXACT_TEXT_HEAD_BYTES, EXACT_TEXT_MAX_BYTES, FENCE_MAX_BYTES);
+    const flat: unknown[] = await redis.readKeysBuffer(batch.length, ...batch.map(toArgument), suffix, EXACT_TEXT_HEAD_BYTES, EXACT_TEXT_MAX_BYTES, FENCE_MAX_BYTES);
+    if (!Array.isArray(flat) || flat.length !== batch.length * FIELDS) throw new UnexpectedAnswerError('the key-reading script');
     for (let index = 0; index < batch.length; index++) {
       const at = index * FIELDS;
+      const fields = [Buffer.isBuffer(flat[at]), isBulkOrNull(flat[at + 1]), isInteger(flat[at + 2]), isBulkOrNull(flat[at + 3]), isInteger(flat[at + 4]), isBulkOrNull(flat[at + 5]), isInteger(flat[at + 6])];
+      if (fields.includes(false)) throw new UnexpectedAnswerError('the key-reading script');
       const digest = flat[at + 3] as Buffer | null;
       reads.set(batch[index]!, {
         type: String(flat[at]),
