@@ -1,11 +1,16 @@
 // Small parts of observing a source (observe-source.ts): how the store is retried, the
 // per-state lease counts on /metrics, the deadline timers' targeted reads, the leases of
-// parts a full read could not read, and the leases the store refused, offered again.
+// parts a full read could not read, the leases the store refused, offered again, and a
+// large read cut into slices.
 import { DeadlineTimers } from '../alerts/deadlines';
 import type { LeaseSource, UnreadScope } from '../sources/types';
 import type { ReadLanes } from './read-lanes';
 import { StaleOwnerError } from '../db/observer-writes';
-import type { TrackedLease } from '../domain/observe';
+import type { AppliedRead } from '../domain/apply-read';
+import type { Observation, TrackedLease } from '../domain/observe';
+import { eventView, leaseView } from '../domain/views';
+import type { Bus } from '../live/bus';
+import type { WrittenEvent } from '../db/observer-writes';
 import { metrics } from '../metrics';
 import type { Clock } from '../time/clock';
 import type { SourceHealth } from './source-health';
@@ -59,4 +64,47 @@ export function refusedAgain(health: SourceHealth, known: ReadonlyMap<string, Tr
   const keyOf = (id: string) => id.slice(source.length + 1);
   health.forgetRefused(ids.filter((id) => !known.has(keyOf(id))));
   return ids.map((id) => known.get(keyOf(id))).filter((lease) => lease !== undefined);
+}
+
+export type Slice = { observations: Observation[]; scope: string[] };
+
+/** How many leases of a read are applied at once before the event loop is let go (about 5 ms of work). */
+export const APPLY_SLICE = 2_000;
+
+/**
+ * A read's observations and the keys it speaks for (`scope`: a key in it and not observed is
+ * gone), cut into slices of about `size` leases, each key in one slice only. A small read is
+ * one slice.
+ */
+export function slicesOf(observations: readonly Observation[], scope: readonly string[], size = APPLY_SLICE): Slice[] {
+  if (observations.length <= size && scope.length <= size) return [{ observations: [...observations], scope: [...scope] }];
+  const slices: Slice[] = [];
+  let slice: Slice = { observations: [], scope: [] };
+  const next = () => {
+    slices.push(slice);
+    slice = { observations: [], scope: [] };
+  };
+  const notObserved = new Set(scope);
+  for (const o of observations) {
+    slice.observations.push(o);
+    if (notObserved.delete(o.key)) slice.scope.push(o.key);
+    if (slice.observations.length >= size) next();
+  }
+  for (const key of notObserved) {
+    slice.scope.push(key);
+    if (slice.scope.length >= size) next();
+  }
+  if (slice.observations.length || slice.scope.length) next();
+  return slices;
+}
+
+/** Tells the live stream what a written batch changed: its leases, and its events under the ids the store gave them. */
+export function publishWritten(bus: Bus, nowWall: number, applied: AppliedRead, published: readonly TrackedLease[], written: WrittenEvent[] | undefined) {
+  if (!written) return;
+  for (const lease of published) bus.publish({ type: 'lease', lease: leaseView(lease, nowWall) });
+  const ids = new Map(written.map((w) => [`${w.leaseId}#${w.seq}`, w.id]));
+  for (const { lease, seq, change } of applied.events) {
+    const id = ids.get(`${lease.id}#${seq}`);
+    if (id) bus.publish({ type: 'event', event: eventView(id, lease.id, change) });
+  }
 }

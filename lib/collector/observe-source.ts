@@ -1,31 +1,28 @@
 // Observing one source: read it (read-lanes.ts), turn each read into history with
 // lib/domain, write that to the store (write-queue.ts, renewal-batcher.ts), and tell the live
-// stream.
-//
-// Each read is applied the moment it completes (synchronously), and a lease is only ever
-// moved forward by a read that started after the one it last came from; writes go to the
-// store in the order reads were applied. A failed full read makes the source down and its
-// leases stale, and nothing else: the next good read is compared with the last one as "after
-// a gap", so no expiry, release or failover is invented. The store is written when the
-// source's status changes, not at every failed attempt.
+// stream. A read is applied as it completes, a slice at a time, each slice synchronously; a
+// lease only moves forward by a read begun after the one it last came from; writes go in the
+// order slices were applied. A failed full read makes the source down and its leases stale,
+// nothing else: the next good read is compared with the last as "after a gap", so no expiry,
+// release or failover is invented. A down source's row is written when its status changes.
 import type { AlertEngine } from '../alerts/engine';
 import type { DeadlineTimers } from '../alerts/deadlines';
 import type { Store } from '../db';
-import { applyRead, type AppliedRead } from '../domain/apply-read';
+import { applyRead } from '../domain/apply-read';
 import type { Observation, ReadContext, TrackedLease } from '../domain/observe';
-import { eventView, leaseView } from '../domain/views';
+import { leaseView } from '../domain/views';
 import type { Bus } from '../live/bus';
 import { metrics } from '../metrics';
 import { SourceUnavailableError } from '../sources/errors';
 import type { LeaseSource, PollResult, UnreadScope } from '../sources/types';
 import { systemClock, type Clock } from '../time/clock';
 import { retrying } from '../time/retry';
-import { countStates, deadlineTimers, hideUnread, refusedAgain, storeRetry } from './observe-parts';
+import { countStates, deadlineTimers, hideUnread, publishWritten, refusedAgain, slicesOf, storeRetry, type Slice } from './observe-parts';
 import { ReadLanes, type ReadStart } from './read-lanes';
-import { RenewalBatcher } from './renewal-batcher';
+import { piecesOf, RenewalBatcher } from './renewal-batcher';
 import { SourceHealth } from './source-health';
 import { loadSource, writeBatchSalvaging, type LoadedSource, type WriteBatch, type WrittenEvent } from '../db/observer-writes';
-import { createWriteQueue, emptyBatch, type WriteQueue } from './write-queue';
+import { createWriteQueue, emptyBatch, MERGE_LIMIT, type WriteQueue } from './write-queue';
 
 export { MAX_BACKOFF_MS, MAX_FULL_READ_DEADLINE_MS, nextFullReadDeadlineMs, readDeadlineMs } from './read-lanes';
 
@@ -160,14 +157,17 @@ class SourceObserver {
     return (this.changesWritten = this.changesQueue.enqueue(batch));
   }
 
+  /** What is due of renewals, in batches of at most MERGE_LIMIT rows (10,000 renewals a second are many); the source's row is the other queue's to write. */
   private async flushRenewals(closing = false) {
     const due = this.renewals.take(closing);
     if (!due) return;
-    const batch = { ...emptyBatch(this.options, null), ...due }; // the source's row is the other queue's to write
     await this.changesWritten;
-    if (!(await this.renewalsQueue.enqueue(batch))) return;
-    const nowWall = this.clock.wall();
-    for (const lease of due.dirty) this.options.bus.publish({ type: 'lease', lease: leaseView(lease, nowWall) });
+    await Promise.all(
+      piecesOf(due, MERGE_LIMIT).map(async (piece) => {
+        if (!(await this.renewalsQueue.enqueue({ ...emptyBatch(this.options, null), ...piece }))) return;
+        for (const lease of piece.dirty) this.options.bus.publish({ type: 'lease', lease: leaseView(lease, this.clock.wall()) });
+      }),
+    );
   }
 
   /** What was seen until now may have missed events: judge across a gap until a full read begun after now. */
@@ -192,7 +192,11 @@ class SourceObserver {
     this.report(completed, outcome);
   }
 
-  /** Applies a completed read and queues its write; returns once it is written. */
+  /**
+   * Applies a completed read and queues its writes; returns once they are written. A large read
+   * is applied a slice at a time, each slice synchronously and written in turn, with the event
+   * loop free between slices: a pushed change does not wait behind 100,000 unchanged leases.
+   */
   private async applyAndWrite(r: CompletedRead) {
     const { known, source, clock } = this;
     const full = r.kind === 'full';
@@ -201,43 +205,50 @@ class SourceObserver {
     // 1. Leases of an unread part are marked stale, and compared across a gap when seen again.
     const hidden = hideUnread(this.known, unread);
     const unseen = (key: string) => unread.some((part) => key.startsWith(part.prefix));
-    // 2. A lease already moved forward by a read that started later (the other lane) keeps
-    //    that newer picture: this read is older news about it.
-    const isNewer = (key: string) => (known.get(key)?.observedAtMono ?? -Infinity) > r.startedMono;
-    const scope = full ? [...known.keys()].filter((key) => !unseen(key)) : (r.covered ?? []);
-    const older = new Set(scope.filter(isNewer));
-    for (const o of r.observations) if (isNewer(o.key)) older.add(o.key);
-    const applied = applyRead(
-      known,
-      older.size ? r.observations.filter((o) => !older.has(o.key)) : r.observations,
-      read,
-      older.size ? scope.filter((key) => !older.has(key)) : scope,
-    );
-    if (full && r.startedMono >= this.gapSinceMono) this.afterGap = false;
-    // Alert rules see what changed; deadlines follow each lease's new picture.
-    this.options.alerts?.observed(applied);
     if (hidden.length) this.options.alerts?.staled(hidden);
     for (const lease of hidden) this.deadlines?.track(lease);
-    for (const lease of applied.dirty) this.deadlines?.track(lease);
-    // 3. The source answered: its row, and source_up if it was down.
+    const slices = slicesOf(r.observations, full ? [...known.keys()].filter((key) => !unseen(key)) : (r.covered ?? []));
+    const total = { changed: 0, events: 0 };
+    const writes: Promise<void>[] = [];
+    // 3. The source answered: its row goes with every slice written, source_up (if it was down) with the first.
     const answer = this.health.answered(r, full ? Math.round(clock.mono() - r.startedMono) : null);
+    for (let i = 0; i < slices.length; i++) {
+      if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      const { applied, batch } = this.applySlice(r, read, slices[i]!, answer, i === 0 ? hidden : null);
+      [total.changed, total.events] = [total.changed + applied.dirty.length, total.events + applied.events.length];
+      // 5. A read that changed nothing (or only renewed) writes nothing now, but for the source's row when due.
+      const idle = !(i === 0 && answer.rowDue) && batch.dirty.length === 0 && batch.events.length === 0 && batch.sourceEvents.length === 0;
+      if (!idle) writes.push(this.enqueue(batch).then((written) => publishWritten(this.options.bus, this.clock.wall(), applied, batch.dirty, written)));
+    }
+    if (full && r.startedMono >= this.gapSinceMono) this.afterGap = false;
+    await Promise.all(writes);
+    return total;
+  }
+
+  /** One slice of a read applied (synchronously): alerts, deadlines and renewals told, its write made ready. */
+  private applySlice(r: CompletedRead, read: ReadContext, slice: Slice, answer: ReturnType<SourceHealth['answered']>, hidden: TrackedLease[] | null) {
+    const { known } = this;
+    // 2. A lease already moved forward by a read that started later (the other lane, or
+    //    between two slices) keeps that newer picture: this read is older news about it.
+    const isNewer = (key: string) => (known.get(key)?.observedAtMono ?? -Infinity) > r.startedMono;
+    const older = new Set(slice.scope.filter(isNewer));
+    for (const o of slice.observations) if (isNewer(o.key)) older.add(o.key);
+    const applied = applyRead(known, older.size ? slice.observations.filter((o) => !older.has(o.key)) : slice.observations, read, older.size ? slice.scope.filter((key) => !older.has(key)) : slice.scope);
+    this.options.alerts?.observed(applied); // alert rules see what changed; deadlines follow each lease's new picture
+    for (const lease of applied.dirty) this.deadlines?.track(lease);
     const batch = emptyBatch(this.options, answer.row);
-    if (answer.sourceEvents.length) {
-      this.options.log(`${source.name}: up again`);
+    if (hidden && answer.sourceEvents.length) {
+      this.options.log(`${this.source.name}: up again`);
       batch.sourceEvents = answer.sourceEvents;
-      batch.setStale = unread.length ? undefined : false; // some leases stay stale: marked one by one above
+      batch.setStale = r.unread?.length ? undefined : false; // some leases stay stale: marked one by one above
     }
     // 4. State changes go now; renewals join the next one-second batch.
-    batch.dirty = [...hidden, ...applied.dirty.filter((lease) => !applied.renewedOnly.has(lease))];
+    batch.dirty = [...(hidden ?? []), ...applied.dirty.filter((lease) => !applied.renewedOnly.has(lease))];
     batch.events = applied.events;
     this.renewals.add(applied.renewedOnly, applied.renewals);
     this.renewals.forget(batch.dirty);
     if (applied.renewals.length) metrics.inc('leasehold_renewals_total', this.labels, applied.renewals.length);
-    // 5. A keys-lane read that only saw renewals need not touch the store now. A read that
-    //    changed nothing writes nothing, except that a poll refreshes the source's "last good
-    //    read" once a second.
-    const idle = !answer.rowDue && batch.dirty.length === 0 && batch.events.length === 0 && batch.sourceEvents.length === 0;
-    return { applied, written: idle ? [] : await this.enqueue(batch), published: batch.dirty };
+    return { applied, batch };
   }
 
   private async sourceDown(error: unknown, start: ReadStart) {
@@ -260,17 +271,8 @@ class SourceObserver {
     this.options.onRead?.({ source: source.name, full: true, ok: false, leases: this.known.size, changed: 0, events: 0, durationMs: clock.mono() - start.startedMono });
   }
 
-  private report(r: CompletedRead, { applied, published, written }: { applied: AppliedRead; published: TrackedLease[]; written: WrittenEvent[] | undefined }) {
-    const durationMs = this.clock.mono() - r.startedMono;
-    this.options.onRead?.({ source: this.source.name, full: r.kind === 'full', ok: true, leases: this.known.size, changed: applied.dirty.length, events: applied.events.length, durationMs });
-    if (!written) return;
-    const nowWall = this.clock.wall();
-    for (const lease of published) this.options.bus.publish({ type: 'lease', lease: leaseView(lease, nowWall) });
-    const ids = new Map(written.map((w) => [`${w.leaseId}#${w.seq}`, w.id]));
-    for (const { lease, seq, change } of applied.events) {
-      const id = ids.get(`${lease.id}#${seq}`);
-      if (id) this.options.bus.publish({ type: 'event', event: eventView(id, lease.id, change) });
-    }
+  private report(r: CompletedRead, total: { changed: number; events: number }) {
+    this.options.onRead?.({ source: this.source.name, full: r.kind === 'full', ok: true, leases: this.known.size, ...total, durationMs: this.clock.mono() - r.startedMono });
   }
 
   private async write(batch: WriteBatch): Promise<WrittenEvent[] | undefined> {

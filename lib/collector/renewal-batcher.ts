@@ -73,3 +73,26 @@ export class RenewalBatcher {
     return rollups;
   }
 }
+
+/** Due renewals cut into pieces of at most `rows` rows in all, in order: lease rows, then samples, then rollups. */
+export function piecesOf(due: DueRenewals, rows: number): DueRenewals[] {
+  const pieces: DueRenewals[] = [];
+  let piece: DueRenewals = { dirty: [], renewals: [], rollups: [] };
+  let size = 0;
+  const add = <K extends keyof DueRenewals>(key: K, items: DueRenewals[K]) => {
+    for (const item of items) {
+      if (size === rows) {
+        pieces.push(piece);
+        piece = { dirty: [], renewals: [], rollups: [] };
+        size = 0;
+      }
+      (piece[key] as unknown[]).push(item);
+      size += 1;
+    }
+  };
+  add('dirty', due.dirty);
+  add('renewals', due.renewals);
+  add('rollups', due.rollups);
+  if (size > 0 || pieces.length === 0) pieces.push(piece);
+  return pieces;
+}

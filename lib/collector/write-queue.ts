@@ -1,6 +1,6 @@
 // An ordered write queue for one source's store writes. Each queue writes in the order it was
 // given; batches that queue up behind a write in progress go together in the next
-// transaction (mergeBatches). The observer keeps two: state changes (what people wait for)
+// transaction (mergeBatches), up to MERGE_LIMIT rows. The observer keeps two: state changes (what people wait for)
 // and renewals (many, batched). Across the two a lease row carries its version, so an older
 // picture never replaces a newer one.
 import type { WriteBatch, WrittenEvent } from '../db/observer-writes';
@@ -12,32 +12,37 @@ export type WriteQueue = {
   idle(): Promise<void>;
 };
 
+/** Batches merge while the merged one stays this small: a larger one is written on its own, so no one write's rows and JSON hold the event loop for long. */
+export const MERGE_LIMIT = 4_000;
+
+/** Rows a batch writes (leases, events, renewal samples, rollups). */
+export const rowsOf = (batch: WriteBatch) => batch.dirty.length + batch.events.length + batch.renewals.length + batch.rollups.length;
+
 /** `write` may throw: the batch's waiters get undefined, and `onError` the error. */
 export function createWriteQueue(write: (batch: WriteBatch) => Promise<WrittenEvent[] | undefined>, onError: (error: unknown) => void): WriteQueue {
   let writing: Promise<void> | null = null;
-  let queued: { batch: WriteBatch; waiters: ((written: WrittenEvent[] | undefined) => void)[] } | null = null;
+  const queued: { batch: WriteBatch; waiters: ((written: WrittenEvent[] | undefined) => void)[] }[] = [];
   const drain = async () => {
-    while (queued) {
-      const { batch, waiters } = queued;
-      queued = null;
+    for (let next = queued.shift(); next; next = queued.shift()) {
       let written: WrittenEvent[] | undefined;
       try {
-        written = await write(batch);
+        written = await write(next.batch);
       } catch (error) {
         onError(error);
       }
-      for (const resolve of waiters) resolve(written);
+      for (const resolve of next.waiters) resolve(written);
     }
     writing = null;
   };
   return {
     enqueue: (batch) =>
       new Promise((resolve) => {
-        if (queued) {
-          queued.batch = mergeBatches(queued.batch, batch);
-          queued.waiters.push(resolve);
+        const last = queued.at(-1);
+        if (last && rowsOf(last.batch) + rowsOf(batch) <= MERGE_LIMIT) {
+          last.batch = mergeBatches(last.batch, batch);
+          last.waiters.push(resolve);
         } else {
-          queued = { batch, waiters: [resolve] };
+          queued.push({ batch, waiters: [resolve] });
         }
         writing ??= drain();
       }),

@@ -9,7 +9,20 @@ import { StaleOwnerError, type SourceWrite, type WriteBatch, type WrittenEvent }
 /** How values become the JSON rows the SQL unpacks. */
 export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 export const text = (value: bigint | null) => (value === null ? null : value.toString());
-export const json = (value: unknown) => JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? v.toString() : v));
+const bigintsAsText = (_key: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
+/**
+ * JSON text of rows whose bigints are already text; a BigInt left in a detail is written as
+ * text too. A replacer on every value cost 1.7 s of a 20 s run at 100,000 leases, so it is
+ * only used when the plain form fails on one.
+ */
+export const json = (value: unknown) => {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (error instanceof TypeError) return JSON.stringify(value, bigintsAsText);
+    throw error;
+  }
+};
 
 export async function checkOwnership(sql: SqlSession, batch: WriteBatch) {
   const name = batch.dirty[0]?.source ?? batch.renewals[0]?.lease.source;

@@ -3,13 +3,14 @@
 // no store, no backend. The same parts against real backends: tests/integration/collector*.
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import type { TrackedLease } from '@/lib/domain/observe';
+import type { Observation, TrackedLease } from '@/lib/domain/observe';
 import { newTrackedLease } from '@/lib/domain/tracked-lease';
+import { slicesOf } from '@/lib/collector/observe-parts';
 import { ReadLanes, type LaneHandlers } from '@/lib/collector/read-lanes';
-import { RenewalBatcher } from '@/lib/collector/renewal-batcher';
+import { piecesOf, RenewalBatcher } from '@/lib/collector/renewal-batcher';
 import { SourceHealth } from '@/lib/collector/source-health';
 import type { WriteBatch, WrittenEvent } from '@/lib/db/observer-writes';
-import { createWriteQueue, emptyBatch, mergeBatches } from '@/lib/collector/write-queue';
+import { createWriteQueue, emptyBatch, mergeBatches, MERGE_LIMIT } from '@/lib/collector/write-queue';
 import { SourceUnavailableError } from '@/lib/sources/errors';
 import type { LeaseSource, PollResult } from '@/lib/sources/types';
 import { Alarm, deadlineOf } from '@/lib/time/clock';
@@ -59,6 +60,28 @@ describe('write queue', () => {
     const queue = createWriteQueue(() => Promise.reject(new Error('stale owner')), (error) => errors.push(error));
     expect(await queue.enqueue(emptyBatch(writer, null))).toBeUndefined();
     expect((errors[0] as Error).message).toBe('stale owner');
+  });
+
+  it('merges no further than MERGE_LIMIT rows: a larger batch is written on its own, in order', async () => {
+    const written: number[] = [];
+    const releases: (() => void)[] = [];
+    const queue = createWriteQueue(
+      (batch) =>
+        new Promise<WrittenEvent[]>((resolve) => {
+          written.push(batch.dirty.length);
+          releases.push(() => resolve([]));
+        }),
+      () => {},
+    );
+    const batchOf = (n: number, tag: string) => ({ ...emptyBatch(writer, null), dirty: Array.from({ length: n }, (_, i) => lease(`${tag}${i}`)) });
+    const all = [queue.enqueue(batchOf(1, 'a')), queue.enqueue(batchOf(MERGE_LIMIT - 10, 'b')), queue.enqueue(batchOf(10, 'c')), queue.enqueue(batchOf(1, 'd'))];
+    for (let i = 0; i < 3; i++) {
+      await settle();
+      releases.shift()?.();
+    }
+    await Promise.all(all);
+    // The first alone (in progress); b and c merged up to the limit; d after them.
+    expect(written).toEqual([1, MERGE_LIMIT, 1]);
   });
 
   it('mergeBatches keeps one rollup per lease and minute, the later', () => {
@@ -346,5 +369,45 @@ describe('retrying', () => {
     stop.abort();
     expect(await result).toBeUndefined();
     await expect(retrying(() => Promise.reject(new TypeError('fatal')), { what: 'x', signal: stop.signal, clock, fatal: (e) => e instanceof TypeError })).rejects.toThrow('fatal');
+  });
+});
+
+describe('due renewals cut into pieces', () => {
+  it('keeps every row once, in order, no piece over the limit; nothing due is one empty piece', () => {
+    const due = {
+      dirty: [lease('a'), lease('b'), lease('c')],
+      renewals: Array.from({ length: 4 }, (_, i) => ({ seq: i }) as unknown as WriteBatch['renewals'][number]),
+      rollups: [{ leaseId: 'x', minute: 0 }] as unknown as WriteBatch['rollups'],
+    };
+    const pieces = piecesOf(due, 3);
+    expect(pieces.map((p) => [p.dirty.length, p.renewals.length, p.rollups.length])).toEqual([
+      [3, 0, 0],
+      [0, 3, 0],
+      [0, 1, 1],
+    ]);
+    expect(pieces.flatMap((p) => p.renewals)).toEqual(due.renewals);
+    expect(piecesOf({ dirty: [], renewals: [], rollups: [] }, 3)).toEqual([{ dirty: [], renewals: [], rollups: [] }]);
+  });
+});
+
+describe('a large read cut into slices', () => {
+  const observation = (key: string) => ({ key }) as Observation;
+
+  it('keeps a small read whole', () => {
+    expect(slicesOf([observation('a')], ['a', 'b'], 3)).toEqual([{ observations: [observation('a')], scope: ['a', 'b'] }]);
+  });
+
+  it('puts every key in one slice only, an observed key with its scope, and no slice over the size', () => {
+    const observed = Array.from({ length: 25 }, (_, i) => observation(`k${i}`));
+    const scope = [...Array.from({ length: 20 }, (_, i) => `k${i}`), 'gone1', 'gone2', 'gone3'];
+    const slices = slicesOf(observed, scope, 4);
+    for (const slice of slices) {
+      expect(slice.observations.length).toBeLessThanOrEqual(4);
+      expect(slice.scope.length).toBeLessThanOrEqual(4);
+      // A scope key that is observed is in the same slice as its observation.
+      for (const key of slice.scope) if (observed.some((o) => o.key === key)) expect(slice.observations.map((o) => o.key)).toContain(key);
+    }
+    expect(slices.flatMap((s) => s.observations.map((o) => o.key)).sort()).toEqual(observed.map((o) => o.key).sort());
+    expect(slices.flatMap((s) => s.scope).sort()).toEqual([...scope].sort());
   });
 });

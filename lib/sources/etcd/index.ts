@@ -73,7 +73,7 @@ async function readLeaseKeys(state: EtcdState, keys: string[], signal: AbortSign
     const inScope = reads.flatMap((r) => r.kvs).filter((kv) => config.prefixes.some((p) => kv.key.toString('latin1').startsWith(p)));
     for (const key of keys) {
       mirror.delete(key);
-      for (const known of mirror.keys()) if (known.startsWith(`${key}/`)) mirror.delete(known);
+      mirror.deleteBelow(key);
     }
     for (const kv of inScope) {
       if (String(kv.lease ?? '0') !== '0') learnValue(values, kv);

@@ -8,6 +8,7 @@ import { learnValue, remembered, type ValueMemo } from './read';
 import type { EtcdState } from './state';
 import { scheduleProofRead } from './expiry-proof';
 import { leaseTtls, type TtlEstimate } from './ttl';
+import { breathe, ITEMS_PER_BREATH } from '../../time/clock';
 
 // A key whose last path segment is its own lease id is a candidate in the election or mutex
 // named by the rest of the key: etcd's concurrency package and `etcdctl elect`/`lock` write the
@@ -144,13 +145,18 @@ export async function observeAll(state: EtcdState, kvs: IKeyValue[], forget: boo
     return ttl ?? undefined;
   };
   const observations: Observation[] = [];
+  let done = 0;
   for (const [name, candidates] of elections) {
+    if (++done % ITEMS_PER_BREATH === 0) await breathe();
     const ordered = leaderOf(candidates);
     // A poll speaks for an election whose leader's TTL it read, or whose leader it found gone.
     const before = first.elections.get(name)!;
     if (!wanted(String(ordered[0]!.lease)) && !(before.length !== candidates.length && wanted(String(leaderOf(before)[0]!.lease)))) continue;
     observations.push(observeElection(values, name, ordered, estimateOf(String(ordered[0]!.lease))));
   }
-  for (const kv of singles) if (wanted(String(kv.lease))) observations.push(observeSingle(values, kv, estimateOf(String(kv.lease))));
+  for (const kv of singles) {
+    if (++done % ITEMS_PER_BREATH === 0) await breathe();
+    if (wanted(String(kv.lease))) observations.push(observeSingle(values, kv, estimateOf(String(kv.lease))));
+  }
   return { observations, gone };
 }

@@ -31,7 +31,7 @@ export type EtcdState = {
   readonly toldEnds: Map<string, number>;
   // The keys under the prefixes, kept current by full reads, targeted reads and the watch:
   // while the watch is live, a poll builds on it instead of reading every key again.
-  readonly mirror: Map<string, IKeyValue>;
+  readonly mirror: Mirror;
   watchLive: boolean;
   watchLiveSince: number;
   /** The watch was cut off (or ended) and no round is live again yet: said once, as a gap. */
@@ -54,7 +54,7 @@ export function createEtcdState(config: EtcdSourceConfig, defaultPollMs: number,
     values: new Map(),
     ttlReadings: new Map(),
     toldEnds: new Map(),
-    mirror: new Map(),
+    mirror: new Mirror(),
     watchLive: false,
     watchLiveSince: Infinity,
     watchCut: false,
@@ -64,8 +64,53 @@ export function createEtcdState(config: EtcdSourceConfig, defaultPollMs: number,
   };
 }
 
+/**
+ * The keys under the prefixes by their exact text, and for each key the keys directly below
+ * it (an election's candidates, `<key>/<lease id>`), so that a targeted read replaces an
+ * election's candidates without looking at every key (it did: a scan of 33,000 keys per hinted
+ * key, 1.6 s of a 20 s run at 100,000 leases). Keys deeper below are left to full reads.
+ */
+export class Mirror extends Map<string, IKeyValue> {
+  private readonly below = new Map<string, Set<string>>();
+
+  override set(key: string, kv: IKeyValue): this {
+    if (!super.has(key)) {
+      const parent = parentOf(key);
+      if (parent !== null) {
+        const children = this.below.get(parent);
+        if (children) children.add(key);
+        else this.below.set(parent, new Set([key]));
+      }
+    }
+    return super.set(key, kv);
+  }
+
+  override delete(key: string): boolean {
+    if (!super.delete(key)) return false;
+    const parent = parentOf(key);
+    const children = parent === null ? undefined : this.below.get(parent);
+    if (children?.delete(key) && children.size === 0) this.below.delete(parent!);
+    return true;
+  }
+
+  override clear(): void {
+    super.clear();
+    this.below.clear();
+  }
+
+  /** Takes out the keys directly below `key`. */
+  deleteBelow(key: string): void {
+    for (const child of [...(this.below.get(key) ?? [])]) this.delete(child);
+  }
+}
+
+const parentOf = (key: string) => {
+  const slash = key.lastIndexOf('/');
+  return slash > 0 ? key.slice(0, slash) : null;
+};
+
 /** Puts a key in the mirror, or takes it out when it has no lease (any more). */
-export const remember = (mirror: Map<string, IKeyValue>, kv: IKeyValue) => {
+export const remember = (mirror: Mirror, kv: IKeyValue) => {
   const key = kv.key.toString('latin1');
   if (String(kv.lease ?? '0') === '0') mirror.delete(key);
   else mirror.set(key, kv);

@@ -10,6 +10,7 @@ import { exactOf, exactOfHead } from '../exact';
 import type { PostgresSourceState } from './connection';
 import { onlyThisPart, PartUnreadableError, unavailable } from './part-errors';
 import { EXPECTED_COLUMNS, MAX_TOKEN_DIGITS, tableQuery, TIME_COLUMNS, TIME_TYPES, type TableRow } from './table-query';
+import { breathe, ITEMS_PER_BREATH } from '../../time/clock';
 
 /** A bounded text column's exact text (lib/domain/display.ts). */
 function exactColumn(text: string, bytes: number | null, digest: string | null): string {
@@ -116,7 +117,8 @@ export async function readTable(
   }
   const observations: Observation[] = [];
   let nameless = 0;
-  for (const row of rows) {
+  for (const [index, row] of rows.entries()) {
+    if (index > 0 && index % ITEMS_PER_BREATH === 0) await breathe();
     if (row.name === null) {
       nameless++;
       continue;

@@ -8,6 +8,7 @@ import { SourceUnavailableError } from '../errors';
 import { problemOf, withinDeadline, type RedisSourceState } from './instances';
 import { ABSENT, fenceProblem, holderOf, isCounter, keyOf, readInstance, tokenOf, type KeyRead, type RawKey } from './keys';
 import { judgeQuorum } from './quorum';
+import { breathe, ITEMS_PER_BREATH } from '../../time/clock';
 
 /** One key's observation from what each instance said about it (one entry per answering instance). */
 export function observe(state: RedisSourceState, raw: RawKey, views: (KeyRead | undefined)[], allKeys: Set<RawKey>): Observation | null {
@@ -70,7 +71,9 @@ export async function read(state: RedisSourceState, kind: 'full' | 'keys', keysF
   const allKeys = new Set<RawKey>();
   for (const reads of perInstance) for (const key of reads?.keys() ?? []) allKeys.add(key);
   const observations: Observation[] = [];
+  let done = 0;
   for (const raw of allKeys) {
+    if (++done % ITEMS_PER_BREATH === 0) await breathe();
     const observation = observe(
       state,
       raw,
