@@ -210,14 +210,14 @@ class SourceObserver {
     const slices = slicesOf(r.observations, full ? [...known.keys()].filter((key) => !unseen(key)) : (r.covered ?? []));
     const total = { changed: 0, events: 0 };
     const writes: Promise<void>[] = [];
-    // 3. The source answered: its row goes with every slice written, source_up (if it was down) with the first.
+    // 3. The source answered: its row goes with the first slice and the last; source_up and unstaled leases with the last.
     const answer = this.health.answered(r, full ? Math.round(clock.mono() - r.startedMono) : null);
     for (let i = 0; i < slices.length; i++) {
       if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      const { applied, batch } = this.applySlice(r, read, slices[i]!, answer, i === 0 ? hidden : null);
+      const { applied, batch } = this.applySlice(r, read, slices[i]!, answer, { first: i === 0, last: i === slices.length - 1, hidden });
       [total.changed, total.events] = [total.changed + applied.dirty.length, total.events + applied.events.length];
       // 5. A read that changed nothing (or only renewed) writes nothing now, but for the source's row when due.
-      const idle = !(i === 0 && answer.rowDue) && batch.dirty.length === 0 && batch.events.length === 0 && batch.sourceEvents.length === 0;
+      const idle = !(batch.source && answer.rowDue) && batch.dirty.length === 0 && batch.events.length === 0 && batch.sourceEvents.length === 0;
       if (!idle) writes.push(this.enqueue(batch).then((written) => publishWritten(this.options.bus, this.clock.wall(), applied, batch.dirty, written)));
     }
     if (full && r.startedMono >= this.gapSinceMono) this.afterGap = false;
@@ -226,7 +226,7 @@ class SourceObserver {
   }
 
   /** One slice of a read applied (synchronously): alerts, deadlines and renewals told, its write made ready. */
-  private applySlice(r: CompletedRead, read: ReadContext, slice: Slice, answer: ReturnType<SourceHealth['answered']>, hidden: TrackedLease[] | null) {
+  private applySlice(r: CompletedRead, read: ReadContext, slice: Slice, answer: ReturnType<SourceHealth['answered']>, at: { first: boolean; last: boolean; hidden: TrackedLease[] }) {
     const { known } = this;
     // 2. A lease already moved forward by a read that started later (the other lane, or
     //    between two slices) keeps that newer picture: this read is older news about it.
@@ -236,14 +236,14 @@ class SourceObserver {
     const applied = applyRead(known, older.size ? slice.observations.filter((o) => !older.has(o.key)) : slice.observations, read, older.size ? slice.scope.filter((key) => !older.has(key)) : slice.scope);
     this.options.alerts?.observed(applied); // alert rules see what changed; deadlines follow each lease's new picture
     for (const lease of applied.dirty) this.deadlines?.track(lease);
-    const batch = emptyBatch(this.options, answer.row);
-    if (hidden && answer.sourceEvents.length) {
+    const batch = emptyBatch(this.options, at.first || at.last ? answer.row : null);
+    if (at.last && answer.sourceEvents.length) {
       this.options.log(`${this.source.name}: up again`);
       batch.sourceEvents = answer.sourceEvents;
       batch.setStale = r.unread?.length ? undefined : false; // some leases stay stale: marked one by one above
     }
     // 4. State changes go now; renewals join the next one-second batch.
-    batch.dirty = [...(hidden ?? []), ...applied.dirty.filter((lease) => !applied.renewedOnly.has(lease))];
+    batch.dirty = [...(at.first ? at.hidden : []), ...applied.dirty.filter((lease) => !applied.renewedOnly.has(lease))];
     batch.events = applied.events;
     this.renewals.add(applied.renewedOnly, applied.renewals);
     this.renewals.forget(batch.dirty);

@@ -78,13 +78,13 @@ export function mergeBatches(a: WriteBatch, b: WriteBatch): WriteBatch {
 }
 
 /** Who writes: the collector and its fencing token of the source, and the renewal ring's size. */
-export type Writer = { collectorId: string; token: bigint; ringSize: number };
+export type Writer = { collectorId: string; token: bigint; ringSize: number; source?: { name: string } };
 
 /** A batch that writes nothing yet. `source` null: it adds to leases and leaves the source's row alone. */
 export function emptyBatch(writer: Writer, source: WriteBatch['source']): WriteBatch {
   return {
     source,
-    collector: { id: writer.collectorId, token: writer.token },
+    collector: { id: writer.collectorId, token: writer.token, ...(writer.source ? { source: writer.source.name } : {}) },
     dirty: [],
     events: [],
     sourceEvents: [],

@@ -25,7 +25,7 @@ export const json = (value: unknown) => {
 };
 
 export async function checkOwnership(sql: SqlSession, batch: WriteBatch) {
-  const name = batch.dirty[0]?.source ?? batch.renewals[0]?.lease.source;
+  const name = batch.collector.source ?? batch.dirty[0]?.source ?? batch.renewals[0]?.lease.source;
   if (!name || batch.collector.token === 0n) return;
   // A batch without the source's row (renewals) checks that the row still names this
   // observer's ownership token, without locking anything: a lock here would hold up the

@@ -25,8 +25,8 @@ export type SourceWrite = {
 export type WriteBatch = {
   /** The source's row; null for a batch that only adds to leases (renewals), which leaves it as it is. */
   source: SourceWrite | null;
-  /** The collector, and the fencing token of its ownership of the source. */
-  collector: { id: string; token: bigint };
+  /** The collector, the fencing token of its ownership of the source, and the source's name (a batch of rollups alone names no lease of it). */
+  collector: { id: string; token: bigint; source?: string };
   dirty: TrackedLease[];
   events: { lease: TrackedLease; seq: number; change: LeaseChange }[];
   sourceEvents: { seq: number; type: 'source_down' | 'source_up'; atWall: number; detail: Record<string, unknown> | null }[];

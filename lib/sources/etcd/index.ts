@@ -19,8 +19,12 @@ import { watchChanges } from './watch';
 export { candidateOf } from './observe';
 export { etcdProblem } from './client';
 
-const unavailable = (state: EtcdState, error: unknown, what: string) =>
-  error instanceof SourceUnavailableError ? error : new SourceUnavailableError(state.config.name, `${what}: ${etcdProblem(error, state.target)}`, { cause: error });
+const unavailable = (state: EtcdState, error: unknown, what: string) => {
+  if (error instanceof SourceUnavailableError) return error;
+  // An error of the JavaScript engine reads as an answer that could not be read; what it was is logged for whoever maintains this.
+  if (error instanceof TypeError || error instanceof RangeError) state.log.warn({ err: error }, `${what}: an unexpected error, shown as an answer that could not be read`);
+  return new SourceUnavailableError(state.config.name, `${what}: ${etcdProblem(error, state.target)}`, { cause: error });
+};
 
 /** Every key under the prefixes, the values that changed, the leases' TTLs that are due and the cluster's status. */
 async function readEverything(state: EtcdState, signal: AbortSignal): Promise<SourceSnapshot> {

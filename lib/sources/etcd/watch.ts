@@ -36,6 +36,7 @@ async function watchRound(state: EtcdState, from: string, onHint: (hint: ChangeH
   const { client, config, mirror, values } = state;
   const watchers: Watcher[] = [];
   const cut = new Set<Watcher>();
+  let over = false;
   let finish: (how: RoundEnd) => void = () => {};
   const ended = new Promise<RoundEnd>((resolve) => (finish = resolve));
   const onAbort = () => finish('aborted');
@@ -71,7 +72,8 @@ async function watchRound(state: EtcdState, from: string, onHint: (hint: ChangeH
         interrupted(state, onHint, 'the etcd watch was cut off');
       });
       watcher.on('connected', () => {
-        if (!cut.delete(watcher) || cut.size > 0 || signal.aborted) return;
+        // A watcher reconnecting as the round ends (cancel() waits for it) says nothing of the next round.
+        if (!cut.delete(watcher) || cut.size > 0 || signal.aborted || over) return;
         state.watchLive = true;
         state.watchLiveSince = state.clock.mono();
         state.watchCut = false; // the next cut is said again
@@ -91,6 +93,7 @@ async function watchRound(state: EtcdState, from: string, onHint: (hint: ChangeH
     return /compacted/i.test((error as Error)?.message ?? '') ? 'compacted' : 'failed';
   } finally {
     // Not live any more: until the next round is, polls read everything.
+    over = true;
     state.watchLive = false;
     signal.removeEventListener('abort', onAbort);
     // cancel() waits for the watcher to be connected first, which a cancelled one never
