@@ -111,8 +111,9 @@ class SourceObserver {
     this.health = new SourceHealth(options.source, loaded, clock);
     this.afterGap = this.known.size > 0;
     const stop = (error: unknown) => (this.stopWith ??= error);
-    this.changesQueue = createWriteQueue((batch) => this.write(batch), stop);
-    this.renewalsQueue = createWriteQueue((batch) => this.write(batch), stop);
+    const waiting = (queue: string) => (rows: number) => metrics.set('leasehold_write_queue_rows', { ...this.labels, queue }, rows);
+    this.changesQueue = createWriteQueue((batch) => this.write(batch), stop, waiting('changes'));
+    this.renewalsQueue = createWriteQueue((batch) => this.write(batch), stop, waiting('renewals'));
     this.renewals = new RenewalBatcher(clock);
     // The lanes decide when to read; this observer what a read means.
     this.lanes = new ReadLanes(
@@ -148,7 +149,7 @@ class SourceObserver {
     } finally {
       this.deadlines?.stop();
       this.signal.removeEventListener('abort', stopDeadlines);
-      metrics.clear('leasehold_tracked_leases', this.labels);
+      for (const name of ['leasehold_tracked_leases', 'leasehold_write_queue_rows'] as const) metrics.clear(name, this.labels);
       await watching?.catch(() => {});
     }
   }
@@ -202,8 +203,7 @@ class SourceObserver {
     const full = r.kind === 'full';
     const unread = r.unread ?? [];
     const read: ReadContext = { source: source.name, backend: source.backend, startedMono: r.startedMono, startedWall: r.startedWall, finishedMono: clock.mono(), afterGap: this.afterGap };
-    // 1. Leases of an unread part are marked stale, and compared across a gap when seen again.
-    const hidden = hideUnread(this.known, unread);
+    const hidden = hideUnread(this.known, unread); // 1. leases of an unread part: stale, and compared across a gap when seen again
     const unseen = (key: string) => unread.some((part) => key.startsWith(part.prefix));
     if (hidden.length) this.options.alerts?.staled(hidden);
     for (const lease of hidden) this.deadlines?.track(lease);

@@ -18,12 +18,15 @@ export const MERGE_LIMIT = 4_000;
 /** Rows a batch writes (leases, events, renewal samples, rollups). */
 export const rowsOf = (batch: WriteBatch) => batch.dirty.length + batch.events.length + batch.renewals.length + batch.rollups.length;
 
-/** `write` may throw: the batch's waiters get undefined, and `onError` the error. */
-export function createWriteQueue(write: (batch: WriteBatch) => Promise<WrittenEvent[] | undefined>, onError: (error: unknown) => void): WriteQueue {
+/** `write` may throw: the batch's waiters get undefined, and `onError` the error. `onWaiting`: the rows waiting behind the write in progress, each time that changes. */
+export function createWriteQueue(write: (batch: WriteBatch) => Promise<WrittenEvent[] | undefined>, onError: (error: unknown) => void, onWaiting: (rows: number) => void = () => {}): WriteQueue {
   let writing: Promise<void> | null = null;
   const queued: { batch: WriteBatch; waiters: ((written: WrittenEvent[] | undefined) => void)[] }[] = [];
+  let waiting = 0;
+  const tell = (rows: number) => onWaiting((waiting += rows));
   const drain = async () => {
     for (let next = queued.shift(); next; next = queued.shift()) {
+      tell(-rowsOf(next.batch));
       let written: WrittenEvent[] | undefined;
       try {
         written = await write(next.batch);
@@ -39,10 +42,13 @@ export function createWriteQueue(write: (batch: WriteBatch) => Promise<WrittenEv
       new Promise((resolve) => {
         const last = queued.at(-1);
         if (last && rowsOf(last.batch) + rowsOf(batch) <= MERGE_LIMIT) {
+          const before = rowsOf(last.batch);
           last.batch = mergeBatches(last.batch, batch);
           last.waiters.push(resolve);
+          tell(rowsOf(last.batch) - before);
         } else {
           queued.push({ batch, waiters: [resolve] });
+          tell(rowsOf(batch));
         }
         writing ??= drain();
       }),

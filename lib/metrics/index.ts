@@ -12,6 +12,7 @@ const GAUGES = {
   leasehold_source_up: ['1 when the last read of the source succeeded, 0 when it failed.', ['source']],
   leasehold_source_owned: ['1 for each source this process observes (holds the ownership lease of).', ['collector', 'source']],
   leasehold_tracked_leases: ['Leases this process tracks, by source and state.', ['source', 'state']],
+  leasehold_write_queue_rows: ["Rows (leases, events, renewal samples, rollups) waiting behind the store write in progress, by source and queue (changes, renewals).", ['queue', 'source']],
   leasehold_stream_clients: ['Live streams (GET /api/v1/stream) open in this process.', []],
 } as const;
 const COUNTERS = {

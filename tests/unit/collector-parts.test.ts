@@ -62,9 +62,10 @@ describe('write queue', () => {
     expect((errors[0] as Error).message).toBe('stale owner');
   });
 
-  it('merges no further than MERGE_LIMIT rows: a larger batch is written on its own, in order', async () => {
+  it('merges no further than MERGE_LIMIT rows: a larger batch is written on its own, in order; the rows waiting are told', async () => {
     const written: number[] = [];
     const releases: (() => void)[] = [];
+    const waiting: number[] = [];
     const queue = createWriteQueue(
       (batch) =>
         new Promise<WrittenEvent[]>((resolve) => {
@@ -72,6 +73,7 @@ describe('write queue', () => {
           releases.push(() => resolve([]));
         }),
       () => {},
+      (rows) => waiting.push(rows),
     );
     const batchOf = (n: number, tag: string) => ({ ...emptyBatch(writer, null), dirty: Array.from({ length: n }, (_, i) => lease(`${tag}${i}`)) });
     const all = [queue.enqueue(batchOf(1, 'a')), queue.enqueue(batchOf(MERGE_LIMIT - 10, 'b')), queue.enqueue(batchOf(10, 'c')), queue.enqueue(batchOf(1, 'd'))];
@@ -82,6 +84,7 @@ describe('write queue', () => {
     await Promise.all(all);
     // The first alone (in progress); b and c merged up to the limit; d after them.
     expect(written).toEqual([1, MERGE_LIMIT, 1]);
+    expect(waiting).toEqual([1, 0, MERGE_LIMIT - 10, MERGE_LIMIT, MERGE_LIMIT + 1, 1, 0]);
   });
 
   it('mergeBatches keeps one rollup per lease and minute, the later', () => {

@@ -59,6 +59,7 @@ describe('/metrics with prom-client', () => {
       leasehold_source_up: 'gauge',
       leasehold_source_owned: 'gauge',
       leasehold_tracked_leases: 'gauge',
+      leasehold_write_queue_rows: 'gauge',
       leasehold_stream_clients: 'gauge',
       leasehold_events_total: 'counter',
       leasehold_renewals_total: 'counter',
