@@ -24,6 +24,7 @@ import Redis from 'ioredis';
 import pg from 'pg';
 import type { Config } from '../lib/config';
 import { startCollector } from '../lib/collector';
+import { metricsRegistry } from '../lib/metrics';
 import { createBus } from '../lib/live/bus';
 import type { ReadReport } from '../lib/collector/observe-source';
 import { openStore } from '../lib/db/store';
@@ -65,6 +66,8 @@ type Result = {
   /** How late the event loop ran timers (ms): long synchronous work shows here. */
   eventLoopP99: number;
   eventLoopMax: number;
+  /** Rows waiting behind the store write in progress (leasehold_write_queue_rows, all sources), sampled every 100 ms: max, and at the end of the window. */
+  queue: Record<'changes' | 'renewals', { max: number; end: number }>;
 };
 
 async function runSize(size: number): Promise<Result> {
@@ -145,6 +148,14 @@ async function runSize(size: number): Promise<Result> {
   });
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
+  const queue: Result['queue'] = { changes: { max: 0, end: 0 }, renewals: { max: 0, end: 0 } };
+  const sampleQueue = async () => {
+    const gauge = metricsRegistry().getSingleMetric('leasehold_write_queue_rows');
+    const now = { changes: 0, renewals: 0 };
+    for (const v of (await gauge?.get())?.values ?? []) now[v.labels.queue as 'changes' | 'renewals'] += v.value;
+    for (const q of ['changes', 'renewals'] as const) queue[q] = { max: Math.max(queue[q].max, now[q]), end: now[q] };
+  };
+  const sampler = setInterval(() => void sampleQueue(), 100);
   const windowStart = performance.now();
   const cpuStart = process.cpuUsage();
   reads.length = 0;
@@ -162,6 +173,8 @@ async function runSize(size: number): Promise<Result> {
     await sleep(250);
   }
   await sleep(POLL_MS + 500); // let the last changes land
+  clearInterval(sampler);
+  await sampleQueue();
   const cpu = process.cpuUsage(cpuStart);
   const wallMs = performance.now() - windowStart;
   loopDelay.disable();
@@ -191,7 +204,7 @@ async function runSize(size: number): Promise<Result> {
   etcd.close();
   await storeDb.drop();
   await sourceDb.drop();
-  return { size, setupS, firstReadS, cores: cpuMs / wallMs, cpuPerRoundMs: cpuMs / rounds, polls, latency, eventLoopP99, eventLoopMax };
+  return { size, setupS, firstReadS, cores: cpuMs / wallMs, cpuPerRoundMs: cpuMs / rounds, polls, latency, eventLoopP99, eventLoopMax, queue };
 }
 
 function table(results: Result[]): string {
@@ -212,6 +225,7 @@ function table(results: Result[]): string {
     );
   }
   lines.push('', `First full read of every source, from start to every lease in the store: ${results.map((r) => `${r.size.toLocaleString('en')}: ${r.firstReadS.toFixed(1)} s`).join('; ')}.`);
+  lines.push('', `Rows waiting behind the store write in progress (\`leasehold_write_queue_rows\`, every source, sampled every 100 ms), max and at the end of the window, state changes / renewals: ${results.map((r) => `${r.size.toLocaleString('en')}: ${r.queue.changes.max.toLocaleString('en')} and ${r.queue.changes.end} / ${r.queue.renewals.max.toLocaleString('en')} and ${r.queue.renewals.end}`).join('; ')}.`);
   return lines.join('\n');
 }
 
