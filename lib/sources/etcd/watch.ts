@@ -85,9 +85,12 @@ async function watchRound(state: EtcdState, from: string, onHint: (hint: ChangeH
       });
     }
     if (signal.aborted) return 'aborted';
-    state.watchLive = true;
-    state.watchLiveSince = state.clock.mono();
-    state.watchCut = false;
+    // Live, unless a watcher was cut off while the others were being made (its 'connected' will say).
+    if (cut.size === 0) {
+      state.watchLive = true;
+      state.watchLiveSince = state.clock.mono();
+      state.watchCut = false;
+    }
     return await ended;
   } catch (error) {
     return /compacted/i.test((error as Error)?.message ?? '') ? 'compacted' : 'failed';
