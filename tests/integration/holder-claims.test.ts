@@ -228,12 +228,14 @@ describe("holders' claims against the backend", () => {
     let blockNext = false;
     const lateness: number[] = [];
     // The block starts when the next renewal is due: its timer fires after this one, once the loop runs again.
+    // It lasts 1,100 ms: the renewal may fall due a fraction of a millisecond after the block began
+    // (999.88 ms late was seen with a block of exactly a second), and it must be at least a second late.
     const onTiming = (timing: { call: string; lateMs: number | null }) => {
       if (timing.call !== 'renew') return;
       lateness.push(timing.lateMs ?? 0);
       if (blockNext) {
         blockNext = false;
-        setTimeout(() => blockEventLoop(1_000), 200);
+        setTimeout(() => blockEventLoop(1_100), 200);
       }
     };
     const elected = createLeaseClient({ backend: 'redis', urls: [services.redisUrl], onTiming: [reporter.listener, onTiming] });
@@ -246,7 +248,7 @@ describe("holders' claims against the backend", () => {
     await expect.poll(() => Math.max(...lateness), { timeout: 5_000 }).toBeGreaterThanOrEqual(1_000);
     await expect.poll(() => messages(`redis/${key}`).map((m) => `${m.type} ${m.alert.rule.type}`), { timeout: 10_000 }).toContain('alert.firing late_holder');
     const fired = messages(`redis/${key}`).find((m) => m.alert.rule.type === 'late_holder')!;
-    expect(fired.alert.summary).toMatch(/renewed 1\d\d\d ms late against its own schedule \(3\d % of the 3000 ms TTL\)/);
+    expect(fired.alert.summary).toMatch(/renewed 1\d\d\d ms late against its own schedule \((3[3-9]|[4-6]\d) % of the 3000 ms TTL\)/);
     controller.abort();
   }, 60_000);
 });
