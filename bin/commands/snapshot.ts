@@ -34,7 +34,8 @@ export async function snapshotCommand(config: Config, json: boolean): Promise<nu
   );
 
   const leases = results.flatMap(({ source, snapshot }) =>
-    (snapshot?.observations ?? []).map((o) => ({
+    // A gone lock's counter (Observation.gone) is not a lease of its own.
+    (snapshot?.observations ?? []).filter((o) => !o.gone).map((o) => ({
       id: leaseIdOf(source.name, o.key),
       source: source.name,
       backend: source.backend,

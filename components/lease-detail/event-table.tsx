@@ -26,6 +26,7 @@ const TONE: Record<EventType, BadgeTone> = {
   source_down: 'warn',
   source_up: 'ok',
   observation_gap: 'warn',
+  unseen_grants: 'muted',
 };
 
 /** The types named in ?types=, in the canonical order; unknown names are ignored. */
@@ -48,6 +49,11 @@ function note(event: LeaseEventView): string {
   if (typeof detail.reason === 'string') parts.push(`reason: ${detail.reason}`);
   if (typeof detail.actor === 'string') parts.push(`by ${detail.actor}`);
   if (typeof detail.error === 'string') parts.push(detail.error);
+  if (event.type === 'unseen_grants' && (typeof detail.count === 'number' || typeof detail.count === 'string')) {
+    parts.push(`${detail.count} grant${detail.count === 1 ? '' : 's'} acquired and let go between two reads (tokens ${String(detail.firstToken)}–${String(detail.lastToken)}); holders not seen, or a fence raised by hand`);
+  }
+  if (typeof detail.afterUnseenGrants === 'number' || typeof detail.afterUnseenGrants === 'string') parts.push(`after ${detail.afterUnseenGrants} unseen grant${detail.afterUnseenGrants === 1 ? '' : 's'}`);
+  if (detail.betweenReads === true) parts.push('let go between two reads');
   if (event.type === 'observation_gap' && typeof detail.lastSeenAt === 'string') parts.push(`unseen since ${detail.lastSeenAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}`);
   return parts.join('; ');
 }

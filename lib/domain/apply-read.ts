@@ -67,6 +67,8 @@ export function applyRead(known: Map<string, TrackedLease>, observations: readon
  */
 export function isUnchanged(prev: TrackedLease, o: Observation, read: ReadContext): boolean {
   if (read.afterGap || prev.stale || o.problem || prev.problem !== null || prev.kind !== o.kind) return false;
+  // A counter of grants past the last token known: grants came and went unseen (unseen-grants.ts).
+  if (o.issued !== undefined && o.issued > (prev.token ?? prev.lastToken ?? o.issued)) return false;
   if (!sameCandidates(prev.candidates, o.candidates) || !sameDetail(prev.detail, o.detail ?? null)) return false;
   if (isHeld(o)) {
     if (prev.state !== 'held' || o.holder !== prev.holder || o.token !== prev.token) return false;

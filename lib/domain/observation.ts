@@ -21,6 +21,18 @@ export type Observation = {
   detail?: Record<string, unknown>;
   /** Set when the backend holds something that cannot be interpreted: the state is unknown. */
   problem?: string;
+  /**
+   * The highest token the backend has handed out for this key, when it keeps a counter that
+   * is raised at each grant and only then (a Redis fence counter): tokens between the last
+   * one accounted for and this one were grants that came and went between two reads
+   * (unseen-grants.ts).
+   */
+  issued?: bigint;
+  /**
+   * The key itself is not there: this observation carries only what the backend still knows
+   * of it (its counter). Judged as gone; it never makes a lease the collector did not know.
+   */
+  gone?: true;
 };
 
 /** What a source reports for a lease it found but cannot interpret: state `unknown`, with why. */

@@ -5,6 +5,7 @@
 import { boundObservation, clampWall, isHeld, type Observation, type ReadContext } from './observation';
 import { narrowedExpiry, newTrackedLease, type DiffResult, type LeaseChange, type Renewal, type TrackedLease } from './tracked-lease';
 import { classify, expiryOf, judgementOf, type Judgement, type Transition } from './transition';
+import { countUnseenGrants } from './unseen-grants';
 
 export * from './observation';
 export * from './tracked-lease';
@@ -13,7 +14,9 @@ export type { Transition } from './transition';
 /** Compares what was known with what one read shows. Pure: time comes from `read`. */
 export function diffLease(prev: TrackedLease | undefined, unbounded: Observation | undefined, read: ReadContext): DiffResult {
   // 1. Keep what the backend said within bounds every column and date can hold.
-  const observation = unbounded && boundObservation(unbounded, read.startedWall);
+  const bounded = unbounded && boundObservation(unbounded, read.startedWall);
+  // A key that is gone is judged as not there; only its counter of grants is kept (step 6).
+  const observation = bounded?.gone ? undefined : bounded;
   if (!prev && !observation) return { next: undefined, changes: [], renewal: null };
   // 2. Judge the read's timing, and classify what happened since the last one.
   const j = judgementOf(prev, observation, read);
@@ -30,6 +33,8 @@ export function diffLease(prev: TrackedLease | undefined, unbounded: Observation
   tokenRegression(step);
   // 5. Apply the transition.
   (APPLY[transition.type] as (t: Transition, s: Step) => void)(transition, step);
+  // 6. Grants that came and went between this read and the last, proven by a counter.
+  countUnseenGrants(step, bounded?.issued);
   return { next, changes: step.changes, renewal: step.renewal };
 }
 
@@ -45,7 +50,7 @@ function picture(prev: TrackedLease | undefined, observation: Observation | unde
 }
 
 /** What applying a transition works on: the new picture, and the changes and renewal it finds. */
-type Step = {
+export type Step = {
   prev: TrackedLease | undefined;
   o: Observation | undefined;
   next: TrackedLease;
@@ -147,8 +152,8 @@ function gapChange(s: Was): LeaseChange {
   };
 }
 
-/** An acquisition by this read's holder after prev's grant, with the gap between them. */
-function acquiredAfter(s: Now & Was, atMono: number, gapMs: number, detail: Record<string, unknown>) {
+/** An acquisition by this read's holder after prev's grant, with the gap between them (null: not known). */
+function acquiredAfter(s: Now & Was, atMono: number, gapMs: number | null, detail: Record<string, unknown>) {
   push(s, { type: 'acquired', atWall: toWall(s, atMono), holder: s.o.holder, previousHolder: s.prev.holder, token: s.o.token, previousToken: s.prev.token, gapMs, detail });
 }
 
@@ -204,6 +209,16 @@ const APPLY: Appliers = {
     const n = s as Now & Was;
     push(n, { type: 'expired', atWall: toWall(n, expiredMono), holder: null, previousHolder: n.prev.holder, token: null, previousToken: n.prev.token, gapMs: null });
     acquiredAfter(n, grantMono, Math.max(0, Math.round(grantMono - expiredMono)), n.o.holder === n.prev.holder ? { cause: 'expired', sameHolder: true } : { cause: 'expired' });
+    n.next.transitions += 2;
+    hold(n, n.o, grantMono);
+    succeed(n);
+  },
+  released_then_acquired: ({ grantMono }, s) => {
+    const n = s as Now & Was;
+    // Let go between the two reads, when is not known: dated at the grant that followed, the
+    // latest it can have been, and no gap is claimed.
+    push(n, { type: 'released', atWall: toWall(n, grantMono), holder: null, previousHolder: n.prev.holder, token: null, previousToken: n.prev.token, gapMs: null, detail: { betweenReads: true } });
+    acquiredAfter(n, grantMono, null, n.o.holder === n.prev.holder ? { cause: 'released', sameHolder: true } : { cause: 'released' });
     n.next.transitions += 2;
     hold(n, n.o, grantMono);
     succeed(n);

@@ -30,6 +30,8 @@ export type Transition =
   | { type: 'handed_to_queued'; atMono: number; cause: 'expired' | 'released' }
   /** The old grant ran out, then someone (maybe the same holder) acquired: a failover. */
   | { type: 'expired_then_acquired'; expiredMono: number; grantMono: number }
+  /** A counter raised only by grants shows a new one (same holder or not): the old grant had ended, unseen, before it. */
+  | { type: 'released_then_acquired'; grantMono: number }
   /** Someone else was granted it while the old grant was still valid. */
   | { type: 'taken_over'; grantMono: number }
   /** Held before, not now, and the read before this one was not made. */
@@ -88,7 +90,9 @@ export function grantTimeOf(o: Observation, j: Judgement, floor: number): number
 type Held = Observation & { holder: string };
 
 /** What happened between `prev` and this read. */
-export function classify(prev: TrackedLease | undefined, observation: Observation | undefined, j: Judgement): Transition {
+export function classify(prev: TrackedLease | undefined, observed: Observation | undefined, j: Judgement): Transition {
+  // A key that is gone is judged as not read at all; its counter is for unseen-grants.ts.
+  const observation = observed?.gone ? undefined : observed;
   if (observation?.problem) return { type: 'unreadable' };
   const wasHeld = prev !== undefined && (prev.state === 'held' || prev.state === 'unknown') && prev.holder !== null;
   const nowHeld = isHeld(observation);
@@ -114,7 +118,10 @@ function classifyStillHeld(prev: TrackedLease, o: Held, j: Judgement): Transitio
     o.token !== null &&
     o.token > prev.token &&
     prev.expiresAtMono <= (o.ttlMs == null || expiryOf(o, j) === null ? prev.observedAtMono : grantTimeOf(o, j, prev.observedAtMono)) + j.slack;
-  if (o.holder === prev.holder && (o.token === prev.token || (!j.afterGap && !wasQueued && !reacquired))) {
+  // A backend whose counter is raised at each grant and only then (Observation.issued) proves
+  // a new grant by a higher token, even by the same holder (a client that let go and took it again).
+  const regranted = o.issued !== undefined && prev.token !== null && o.token !== null && o.token > prev.token;
+  if (o.holder === prev.holder && (o.token === prev.token || (!j.afterGap && !wasQueued && !reacquired && !regranted))) {
     // 2. Same grant: renewed when its expiry moved forward beyond what the last estimate allowed.
     //    Both estimates are the earliest the expiry can be, and an expiry only moves forward
     //    unless renewed, so the new one can pass the old one's latest (its own uncertainty)
@@ -137,6 +144,8 @@ function classifyStillHeld(prev: TrackedLease, o: Held, j: Judgement): Transitio
   // 5. The old grant ran out before the new one was made, or it was taken over.
   const grantMono = grantTimeOf(o, j, prev.observedAtMono);
   if (oldExpiry !== null && oldExpiry <= grantMono + j.slack) return { type: 'expired_then_acquired', expiredMono: oldExpiry, grantMono };
+  // Granted only to an absent key (SET NX) and counted: the old grant had been let go first.
+  if (regranted) return { type: 'released_then_acquired', grantMono };
   return { type: 'taken_over', grantMono };
 }
 

@@ -38,6 +38,9 @@ export const EVENT_TYPES = [
   // The state changed while Leasehold could not watch (source outage, etcd compaction,
   // another collector's handover): before and after are known, what happened between is not.
   'observation_gap',
+  // Grants that came and went between two reads, proven by a counter raised only by grants
+  // (a Redis fence): how many and their tokens, not who held them (unseen-grants.ts).
+  'unseen_grants',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -46,7 +49,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * renewals are kept as renewal samples, source_down and source_up as the source's events, and
  * the forced types come with the admin actions. A filter offers only these.
  */
-export const LEASE_EVENT_TYPES = ['acquired', 'released', 'expired', 'taken_over', 'token_regression', 'observation_gap'] as const satisfies readonly EventType[];
+export const LEASE_EVENT_TYPES = ['acquired', 'released', 'expired', 'taken_over', 'unseen_grants', 'token_regression', 'observation_gap'] as const satisfies readonly EventType[];
 
 /** The fencing token: bigint in code, a decimal string on the wire (it may exceed 2^53). */
 export type Token = bigint;

@@ -14,10 +14,13 @@ import { breathe, ITEMS_PER_BREATH } from '../../time/clock';
 export function observe(state: RedisSourceState, raw: RawKey, views: (KeyRead | undefined)[], allKeys: Set<RawKey>): Observation | null {
   const suffix = state.config.fenceSuffix;
   const present = views.filter((v): v is KeyRead => v !== undefined && v.type !== 'none');
-  if (present.length === 0) return null;
+  // The lock is gone; its fence counter, still there, says how many grants there have been.
+  if (present.length === 0) return state.redlock ? null : goneLock(raw, views[0] && tokenOf(views[0]));
   // A fence is not a lease of its own: a counter named like one, or anything beside its lock key.
-  if (raw.endsWith(suffix) && (allKeys.has(raw.slice(0, -suffix.length)) || present.every((v) => v.type === 'string' && isCounter(v.head, v.length)))) {
-    return null;
+  if (raw.endsWith(suffix) && allKeys.has(raw.slice(0, -suffix.length))) return null;
+  if (raw.endsWith(suffix) && present.every((v) => v.type === 'string' && isCounter(v.head, v.length))) {
+    // A counter without its lock (a full read): what it says of the lock key.
+    return state.redlock ? null : goneLock(raw.slice(0, -suffix.length), BigInt(present[0]!.head!.toString('latin1')));
   }
   const key = keyOf(raw);
   const wrongType = present.find((v) => v.type !== 'string');
@@ -27,11 +30,14 @@ export function observe(state: RedisSourceState, raw: RawKey, views: (KeyRead | 
   if (!state.redlock) {
     const [view] = present;
     const fenceGarbage = fenceProblem(view!);
+    const token = tokenOf(view!);
     return {
       key,
       kind: 'lock',
       holder: holderOf(view!),
-      token: tokenOf(view!),
+      token,
+      // Leasehold's layout raises the fence at each grant and only then (lib/lease/redis.ts).
+      ...(token !== null ? { issued: token } : {}),
       ttlMs: null,
       // -1: set without an expiry: held until someone deletes it.
       remainingMs: view!.pttl >= 0 ? view!.pttl : null,
@@ -40,6 +46,12 @@ export function observe(state: RedisSourceState, raw: RawKey, views: (KeyRead | 
     };
   }
   return judgeQuorum(state, key, views, present);
+}
+
+/** A lock key that is not there, with its fence counter's value (nothing when it has none). */
+function goneLock(raw: RawKey, issued: bigint | null | undefined): Observation | null {
+  if (issued === null || issued === undefined) return null;
+  return { key: keyOf(raw), kind: 'lock', holder: null, token: null, ttlMs: null, remainingMs: null, candidates: [], issued, gone: true };
 }
 
 /** The keys `keysFor` names on every instance, read; fails unless a quorum of instances answered. */
