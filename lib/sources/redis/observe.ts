@@ -16,11 +16,10 @@ export function observe(state: RedisSourceState, raw: RawKey, views: (KeyRead | 
   const present = views.filter((v): v is KeyRead => v !== undefined && v.type !== 'none');
   // The lock is gone; its fence counter, still there, says how many grants there have been.
   if (present.length === 0) return state.redlock ? null : goneLock(raw, views[0] && tokenOf(views[0]));
-  // A fence is not a lease of its own: a counter named like one, or anything beside its lock key.
-  if (raw.endsWith(suffix) && allKeys.has(raw.slice(0, -suffix.length))) return null;
-  if (raw.endsWith(suffix) && present.every((v) => v.type === 'string' && isCounter(v.head, v.length))) {
-    // A counter without its lock (a full read): what it says of the lock key.
-    return state.redlock ? null : goneLock(raw.slice(0, -suffix.length), BigInt(present[0]!.head!.toString('latin1')));
+  // A fence is not a lease of its own: a counter named like one, or anything beside its lock
+  // key. (A full read reads the lock key of a fence found alone too, with its fence, at once.)
+  if (raw.endsWith(suffix) && (allKeys.has(raw.slice(0, -suffix.length)) || present.every((v) => v.type === 'string' && isCounter(v.head, v.length)))) {
+    return null;
   }
   const key = keyOf(raw);
   const wrongType = present.find((v) => v.type !== 'string');
@@ -64,7 +63,15 @@ export async function read(state: RedisSourceState, kind: 'full' | 'keys', keysF
       withinDeadline(state, instance, kind, async () => {
         const keys = await keysFor(instance.redis, signal);
         // A fence beside its lock key is read with the lock: no need to read it as a key too.
-        return readInstance(instance.redis, [...keys].filter((raw) => !(raw.endsWith(suffix) && keys.has(raw.slice(0, -suffix.length)))), suffix);
+        // A fence found alone: its lock key is read as well, lock and fence in one script, so
+        // what the counter says is never older than what the lock key says (a lock taken
+        // while the keys were listed is seen held, not counted as a grant gone unseen).
+        const named: RawKey[] = [];
+        for (const raw of keys) {
+          if (!raw.endsWith(suffix)) named.push(raw);
+          else if (!keys.has(raw.slice(0, -suffix.length))) named.push(raw, ...(redlock ? [] : [raw.slice(0, -suffix.length)]));
+        }
+        return readInstance(instance.redis, named, suffix);
       }),
     ),
   );
@@ -80,11 +87,18 @@ export async function read(state: RedisSourceState, kind: 'full' | 'keys', keysF
     );
   }
   const perInstance = results.map((r) => (r.status === 'fulfilled' ? r.value : null));
+  // Every key read, and those that are there (a fence beside one of them is not a lease).
+  const readKeys = new Set<RawKey>();
   const allKeys = new Set<RawKey>();
-  for (const reads of perInstance) for (const key of reads?.keys() ?? []) allKeys.add(key);
+  for (const reads of perInstance) {
+    for (const [key, view] of reads ?? []) {
+      readKeys.add(key);
+      if (view.type !== 'none') allKeys.add(key);
+    }
+  }
   const observations: Observation[] = [];
   let done = 0;
-  for (const raw of allKeys) {
+  for (const raw of readKeys) {
     if (++done % ITEMS_PER_BREATH === 0) await breathe();
     const observation = observe(
       state,
