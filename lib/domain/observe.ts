@@ -260,6 +260,7 @@ const APPLY: Appliers = {
     // First sight shows when it was last granted *or renewed*; when it was acquired is unknown.
     if (!n.prev) n.next.acquiredAtWall = null;
   },
+  seen_before: () => {},
   still_not_held: (_, s) => {
     // Keep the picture current (an expired row, a free key).
     const { o, next } = s;

@@ -42,6 +42,11 @@ export type Transition =
   | { type: 'expired'; atMono: number }
   /** Not held before, held now; `ended` is how the previous grant ended, to pair with. */
   | { type: 'acquired'; grantMono: number; after: 'first_sight' | 'gap' | 'nothing' | { ended: NonNullable<TrackedLease['ended']> } }
+  /**
+   * Held by the grant already known to have ended (a counter of grants says it was the last
+   * one): this read looked before the one that saw it end, and tells nothing new.
+   */
+  | { type: 'seen_before' }
   /** Not held before, not held now (a free key, an expired row, or nothing read). */
   | { type: 'still_not_held' };
 
@@ -98,6 +103,10 @@ export function classify(prev: TrackedLease | undefined, observed: Observation |
   const nowHeld = isHeld(observation);
   if (wasHeld && nowHeld) return classifyStillHeld(prev, observation, j);
   if (wasHeld) return classifyEnd(prev, observation, j);
+  // Reads overlap: a full read that started earlier may have looked at this key after a
+  // targeted read that started later. With a counter of grants, order is known: a grant
+  // already seen to end cannot be held again.
+  if (nowHeld && observation.issued !== undefined && prev?.lastToken != null && observation.token === prev.lastToken) return { type: 'seen_before' };
   if (nowHeld) return classifyAcquired(prev, observation, j);
   return { type: 'still_not_held' };
 }

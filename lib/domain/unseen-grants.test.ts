@@ -99,6 +99,16 @@ describe('grants that came and went between two reads', () => {
     expect(accountedTokens(changes)).toEqual(expected);
   });
 
+  it('a read that looked before the one that saw the grant end (reads overlap) adds nothing: the counter orders them', () => {
+    const { types, lease } = replay([
+      [0, held('w1', 5)],
+      [300, gone(5)],
+      [400, held('w1', 5)],
+    ]);
+    expect(types).toEqual(['acquired', 'released']);
+    expect(lease).toMatchObject({ state: 'free', lastToken: 5n });
+  });
+
   it('nothing is counted across an observation gap, at first sight, or without a counter of grants', () => {
     expect(replay([[0, held('w1', 5)], [500, gone(9), { afterGap: true }]]).types).toEqual(['acquired', 'observation_gap']);
     expect(replay([[0, gone(9)]]).lease).toBeUndefined(); // a counter alone never makes a lease
