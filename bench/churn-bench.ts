@@ -118,7 +118,7 @@ const report = [
   '',
   '| | |',
   '|---|---:|',
-  `| pairs made (acquire + release), per second | ${f(result.pairs)}, ${f(result.pairs / result.seconds)}/s |`,
+  `| pairs made (acquire + release) in ${SECONDS} s, per second; refused or failed | ${f(result.pairs)}, ${f(result.pairs / SECONDS)}/s; ${f(result.refused + result.failed)} |`,
   `| grants made (tokens) | ${f(granted)} |`,
   `| of them accounted for in the store | ${f(granted - lost)} |`,
   `| lost (no event holds the token) | ${f(lost)} |`,
