@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config';
 import type { Store } from '../db';
-import { createLeaderElector, createLeaseClient, type LeaseClient } from '../lease';
+import { createLeaseClient, type LeaseClient } from '../lease';
 import { pglitePool } from '../db/pglite-pool';
 import { redactUrlsIn, scrub, secretsOf } from '../redact';
 import { createSources } from '../sources/registry';
@@ -31,6 +31,7 @@ import type { PgPoolLike } from '../db/pg-like';
 import { systemClock } from '../time/clock';
 import { hidingCanary, startCanary } from './canary';
 import { runRetention } from './retention';
+import { shareSources } from './ownership';
 
 export type CollectorOptions = {
   store: Store;
@@ -158,24 +159,16 @@ function observeEverySource(observers: Observers, sources: LeaseSource[], stop: 
   });
 }
 
-/** A PostgreSQL store: each source observed by whichever collector holds its ownership lease. */
+/** A PostgreSQL store: each source observed by whichever collector holds its ownership lease, each collector keeping to its share (ownership.ts). */
 function observeOwnedSources(observers: Observers, sources: LeaseSource[], client: LeaseClient, ttlMs: number, stop: AbortSignal): Promise<unknown>[] {
-  const { id, log } = observers;
-  return sources.map((source) =>
-    createLeaderElector({
-      client,
-      key: `source:${source.name}`,
-      holder: id,
-      ttlMs,
-      renewEveryMs: Math.max(200, Math.floor(ttlMs / 5)),
-      onStartedLeading: async (signal, token) => {
-        log(`observing ${source.name} (ownership token ${token})`);
-        await observe(observers, source, token, signal);
-      },
-      onStoppedLeading: () => log(`no longer observing ${source.name}`),
-      onError: (error) => log(`ownership of ${source.name}: ${(error as Error)?.message ?? error}`),
-    }).run(stop),
-  );
+  const { id, log, options } = observers;
+  let reads = 0;
+  const readLeases = async () => {
+    // Memberships of collectors long gone are forgotten now and then (each start adds one).
+    if (reads++ % 100 === 0) await options.store.prisma.$executeRaw`DELETE FROM "CollectorLease" WHERE name LIKE 'collector:%' AND expires_at < now() - interval '1 hour'`;
+    return options.store.prisma.$queryRaw<{ name: string; expiresInMs: number }[]>`SELECT name, (extract(epoch FROM expires_at - now()) * 1000)::float8 AS "expiresInMs" FROM "CollectorLease"`;
+  };
+  return [shareSources({ client, id, ttlMs, sources, readLeases, log, observe: (source, token, signal) => observe(observers, source, token, signal) }, stop)];
 }
 
 /** Observes one source with the ownership token `token` until `signal` aborts, counted as owned meanwhile. */
