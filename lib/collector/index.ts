@@ -32,6 +32,7 @@ import { systemClock } from '../time/clock';
 import { hidingCanary, startCanary } from './canary';
 import { runRetention } from './retention';
 import { shareSources } from './ownership';
+import { forgetGoneCollectors, readCollectorLeases } from '../db/collector-leases';
 
 export type CollectorOptions = {
   store: Store;
@@ -165,8 +166,8 @@ function observeOwnedSources(observers: Observers, sources: LeaseSource[], clien
   let reads = 0;
   const readLeases = async () => {
     // Memberships of collectors long gone are forgotten now and then (each start adds one).
-    if (reads++ % 100 === 0) await options.store.prisma.$executeRaw`DELETE FROM "CollectorLease" WHERE name LIKE 'collector:%' AND expires_at < now() - interval '1 hour'`;
-    return options.store.prisma.$queryRaw<{ name: string; expiresInMs: number }[]>`SELECT name, (extract(epoch FROM expires_at - now()) * 1000)::float8 AS "expiresInMs" FROM "CollectorLease"`;
+    if (reads++ % 100 === 0) await forgetGoneCollectors(options.store);
+    return readCollectorLeases(options.store);
   };
   return [shareSources({ client, id, ttlMs, sources, readLeases, log, observe: (source, token, signal) => observe(observers, source, token, signal) }, stop)];
 }
