@@ -25,8 +25,8 @@ export type Sharing = {
   id: string;
   ttlMs: number;
   sources: LeaseSource[];
-  /** The leases of the table: name, and how long until each expires (0 or less: expired). */
-  readLeases(): Promise<{ name: string; expiresInMs: number }[]>;
+  /** The leases of the table: name, holder, and how long until each expires (0 or less: expired). */
+  readLeases(): Promise<{ name: string; owner: string | null; expiresInMs: number }[]>;
   /** Observes a source it now owns, with the ownership token, until `signal` aborts. */
   observe(source: LeaseSource, token: bigint, signal: AbortSignal): Promise<void>;
   log(line: string): void;
@@ -57,8 +57,10 @@ export async function shareSources(sharing: Sharing, stop: AbortSignal): Promise
       const next = Math.ceil(sources.length / live);
       if (next !== share) log(`${live} collector${live === 1 ? '' : 's'} alive: this one's share is ${next} of ${sources.length} source${sources.length === 1 ? '' : 's'}`);
       share = next;
-      // Campaigns that found an owner: dropped.
-      for (const term of terms.values()) if (!term.leading && round - term.round >= 2) term.controller.abort();
+      // Campaigns that found another owner: dropped. (A term whose lease is still its own, its
+      // leadership lost in a store outage, stays: its elector leads again as the store is back.)
+      const othersHold = new Set(leases.filter((l) => l.expiresInMs > 0 && l.name.startsWith('source:') && !l.owner?.startsWith(`${id}:`)).map((l) => l.name.slice('source:'.length)));
+      for (const [name, term] of terms) if (!term.leading && round - term.round >= 2 && othersHold.has(name)) term.controller.abort();
       // Above its share: the source taken last is given up, one a round.
       const leading = [...terms.entries()].filter(([, t]) => t.leading);
       if (leading.length > share) {
@@ -78,7 +80,7 @@ export async function shareSources(sharing: Sharing, stop: AbortSignal): Promise
         runs.add(run);
       }
     } catch (error) {
-      log(`sharing sources: ${(error as Error)?.message ?? error}`);
+      log(`sharing sources: ${(error as Error)?.message || String(error)}`);
     }
     await systemClock.sleep(wakeMs, stop);
   }

@@ -3,9 +3,9 @@
 // collectors long gone, forgotten.
 import type { Store } from './store';
 
-/** Every lease of the table: its name and how long until it expires (0 or less: expired). */
-export function readCollectorLeases(store: Store): Promise<{ name: string; expiresInMs: number }[]> {
-  return store.prisma.$queryRaw<{ name: string; expiresInMs: number }[]>`SELECT name, (extract(epoch FROM expires_at - now()) * 1000)::float8 AS "expiresInMs" FROM "CollectorLease"`;
+/** Every lease of the table: its name, holder and how long until it expires (0 or less: expired). */
+export function readCollectorLeases(store: Store): Promise<{ name: string; owner: string | null; expiresInMs: number }[]> {
+  return store.prisma.$queryRaw<{ name: string; owner: string | null; expiresInMs: number }[]>`SELECT name, owner, (extract(epoch FROM expires_at - now()) * 1000)::float8 AS "expiresInMs" FROM "CollectorLease"`;
 }
 
 /** Deletes the memberships (`collector:<id>`) that expired over an hour ago: each collector start adds one. */

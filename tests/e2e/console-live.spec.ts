@@ -363,7 +363,7 @@ test('the lease page: its range defaults to what was observed, its last read mov
     await expect(page.getByTestId('lease-last-read')).toHaveText(/^(just now|[12](\.\d)? s ago)$/);
     // The event types a lease's events can hold today; none that cannot occur yet.
     const types = page.getByRole('group', { name: /Event types shown/ }).getByRole('checkbox');
-    await expect(types).toHaveCount(6);
+    await expect(types).toHaveCount(7);
     await expect(page.getByRole('group', { name: /Event types shown/ })).not.toContainText('force_expired');
     // Choosing the hour keeps it in the URL; the default is not written there.
     await page.getByLabel('Time range').selectOption('1h');
