@@ -109,6 +109,18 @@ describe('grants that came and went between two reads', () => {
     expect(lease).toMatchObject({ state: 'free', lastToken: 5n });
   });
 
+  it('a fence set by hand far past the last token is counted as text, and the transitions stay within a 32-bit column', () => {
+    const big = (t: bigint): Observation => ({ ...gone(0), issued: t });
+    const { changes, lease } = replay([
+      [0, held('w1', 5)],
+      [300, big(10n ** 19n)],
+      [600, big(2n * 10n ** 19n)],
+      [900, big(3n * 10n ** 19n)],
+    ]);
+    expect(changes[2]).toMatchObject({ type: 'unseen_grants', detail: { count: (10n ** 19n - 5n).toString() } });
+    expect(lease!.transitions).toBe(2_147_483_647);
+  });
+
   it('nothing is counted across an observation gap, at first sight, or without a counter of grants', () => {
     expect(replay([[0, held('w1', 5)], [500, gone(9), { afterGap: true }]]).types).toEqual(['acquired', 'observation_gap']);
     expect(replay([[0, gone(9)]]).lease).toBeUndefined(); // a counter alone never makes a lease

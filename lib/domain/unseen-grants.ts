@@ -13,6 +13,8 @@ import type { Step } from './observe';
 import type { LeaseChange } from './tracked-lease';
 
 const GRANT_TYPES: ReadonlySet<string> = new Set(['acquired', 'taken_over']);
+/** The most the store's transitions column (a 32-bit integer) holds. */
+const MAX_TRANSITIONS = 2_147_483_647;
 
 /** Adds an `unseen_grants` event to the step when the counter passed tokens no read saw held. */
 export function countUnseenGrants(s: Step, issued: bigint | undefined): void {
@@ -42,7 +44,8 @@ export function countUnseenGrants(s: Step, issued: bigint | undefined): void {
       betweenReads: { from: new Date(s.prev.observedAtWall).toISOString(), to: new Date(s.read.startedWall).toISOString() },
     },
   };
-  s.next.transitions += count > 1_000_000_000n ? 1_000_000_000 : Number(count);
+  // A fence set by hand to 20 digits is a count no integer column holds: kept within one.
+  s.next.transitions = Math.min(MAX_TRANSITIONS, s.next.transitions + (count >= BigInt(MAX_TRANSITIONS) ? MAX_TRANSITIONS : Number(count)));
   if (seen) {
     // The grant seen now followed the unseen ones: its predecessor is the last of them, not
     // the holder seen before, and the time between is not known.
