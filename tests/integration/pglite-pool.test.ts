@@ -56,6 +56,13 @@ describe('the pg-pool look-alike over PGlite', () => {
     const seen = snapshot.observations.find((o) => o.key === 'pixly.leases/observed')!;
     expect(seen).toMatchObject({ holder: lease.holder, token: lease.token, released: false });
     expect(seen.remainingMs).toBeGreaterThan(8_000);
+    // A poll reads what changed since (lib/sources/postgres/delta.ts), on PGlite as on a server.
+    await client.release(lease);
+    const next = (await client.acquire('observed', { holder: 'server-08', ttlMs: 10_000 }))!;
+    const polled = await source.poll!(new AbortController().signal);
+    expect(polled.kind).toBe('full');
+    const after = (polled as { observations: { key: string; holder: string | null; token: bigint | null }[] }).observations.find((o) => o.key === 'pixly.leases/observed')!;
+    expect(after).toMatchObject({ holder: next.holder, token: next.token });
     await source.close();
     expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   });

@@ -37,7 +37,7 @@ export const postgresBackend = describeBackend<PostgresSourceConfig>({
     !store.embedded && namesEmbeddedStore(config.url)
       ? { field: 'url', problem: `expected a postgres:// or postgresql:// URL (pglite://embedded is the embedded store's database, and DATABASE_URL puts the store on PostgreSQL), found "${config.url}"` }
       : null,
-  createSource: (config, { defaultPollMs, embedded, log }) => createPostgresSource(config, defaultPollMs, namesEmbeddedStore(config.url) ? (embedded ?? noEmbeddedStore) : undefined, log),
+  createSource: (config, { defaultPollMs, embedded, log, clock }) => createPostgresSource(config, defaultPollMs, namesEmbeddedStore(config.url) ? (embedded ?? noEmbeddedStore) : undefined, log, clock),
   createForce(config, { embedded }) {
     if (!namesEmbeddedStore(config.url)) return createPostgresForce(config);
     if (!embedded) throw new ForceNotPossibleError('not_supported', `source ${config.name} is the embedded store's database, which is not open in this process`);

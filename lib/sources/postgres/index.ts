@@ -18,12 +18,15 @@
 //
 // Here: the source itself. The pool and the shared state: connection.ts; a snapshot part by
 // part: snapshot.ts; lease tables: tables.ts (their SQL: table-query.ts); advisory locks:
-// advisory.ts; what a failure costs (a part or the read): part-errors.ts.
+// advisory.ts; what a failure costs (a part or the read): part-errors.ts; a poll that reads
+// only the rows changed since the last read: delta.ts.
 import type { PgPoolLike } from '../../db/pg-like';
 import { silentLogger, type Logger } from '../../log';
 import type { PostgresSourceConfig } from './config';
-import type { LeaseSource, SourceSnapshot } from '../types';
+import type { LeaseSource, PollResult, SourceSnapshot } from '../types';
+import { systemClock, type Clock } from '../../time/clock';
 import { openPool, withClient, type PostgresSourceState } from './connection';
+import { newDeltaState, pollChanges } from './delta';
 import { readKeysOf } from './read-keys';
 import { readSnapshot } from './snapshot';
 
@@ -34,11 +37,11 @@ export { MAX_TOKEN_DIGITS } from './table-query';
  * `pool`: read through this pool (the embedded store's PGlite, lib/db/pglite-pool.ts, for a url
  * of pglite://embedded) instead of config.url; close() leaves it open. `log`: its logger.
  */
-export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs: number, given?: PgPoolLike, log: Logger = silentLogger()): LeaseSource {
+export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs: number, given?: PgPoolLike, log: Logger = silentLogger(), clock: Clock = systemClock): LeaseSource {
   const pool: PgPoolLike = given ?? openPool(config);
   // An idle connection that breaks is dropped by the pool; the next read opens another (a read that fails says so).
   pool.on('error', (error: unknown) => log.debug({ err: error }, 'an idle connection failed'));
-  const state: PostgresSourceState = { config, pool, layouts: new Map() };
+  const state: PostgresSourceState = { config, pool, layouts: new Map(), delta: newDeltaState(), clock };
 
   return {
     name: config.name,
@@ -47,6 +50,11 @@ export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs
 
     async snapshot(signal): Promise<SourceSnapshot> {
       return withClient(state, (client) => readSnapshot(state, client), signal);
+    },
+
+    // What changed since the last read, or everything (delta.ts).
+    async poll(signal): Promise<PollResult> {
+      return withClient(state, async (client) => (await pollChanges(state, client, clock.mono())) ?? { kind: 'full', ...(await readSnapshot(state, client)) }, signal);
     },
 
     async readKeys(keys, signal) {

@@ -7,11 +7,16 @@ import { SourceUnavailableError } from '../errors';
 import type { SourceSnapshot, UnreadScope } from '../types';
 import { readAdvisory } from './advisory';
 import type { PostgresSourceState } from './connection';
+import { namelessProblem, readWatermark, rememberFullRead } from './delta';
 import { PartUnreadableError } from './part-errors';
-import { readTable } from './tables';
+import { readTable, type JudgedRows } from './tables';
 
 export async function readSnapshot(state: PostgresSourceState, client: PgPoolClientLike): Promise<SourceSnapshot> {
   const { config } = state;
+  const startedMono = state.clock.mono();
+  // Where this read starts, for the polls after it to read only what changed since (delta.ts).
+  const watermark = await readWatermark(state, client);
+  const tables = new Map<string, JudgedRows>();
   const observations: Observation[] = [];
   const unread: UnreadScope[] = [];
   const problems: string[] = [];
@@ -27,9 +32,10 @@ export async function readSnapshot(state: PostgresSourceState, client: PgPoolCli
   };
   for (const { table, format } of config.tables) {
     await part(`${table}/`, async () => {
-      const { observations: leases, nameless } = await readTable(state, client, table, format);
-      if (nameless > 0) problems.push(`table ${table}: ${nameless} row${nameless === 1 ? '' : 's'} with a NULL name (not shown: they cannot be told apart)`);
-      return leases;
+      const judged = await readTable(state, client, table, format);
+      tables.set(table, judged);
+      if (judged.nameless > 0) problems.push(namelessProblem(table, judged.nameless));
+      return judged.observations;
     });
   }
   if (config.advisoryLocks) await part('advisory/', () => readAdvisory(config.name, client));
@@ -37,5 +43,6 @@ export async function readSnapshot(state: PostgresSourceState, client: PgPoolCli
   if (parts > 0 && unread.length === parts) throw new SourceUnavailableError(config.name, unread.map((u) => u.reason).join('; '));
   const version = (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? null;
   problems.push(...unread.map((u) => u.reason));
+  rememberFullRead(state, unread.length ? null : watermark, tables, version, startedMono);
   return { observations, status: { serverVersion: version, ...(problems.length ? { problems } : {}) }, ...(unread.length ? { unread } : {}) };
 }

@@ -17,7 +17,17 @@ export type TableRow = {
   remaining_ms: number | null;
   expiry_infinite: 'infinity' | '-infinity' | null;
   ttl_ms: number | null;
+  /** The server's now() of the statement, in ms since the epoch: remaining_ms is counted from it. */
+  now_ms: number;
 };
+
+/**
+ * Which rows a table query returns: every row; the rows whose name is one of $1 (a text[]),
+ * for a targeted read; or the rows changed since a watermark (delta.ts): written by a
+ * transaction not older than $1 (the low 32 bits of an earlier snapshot's xmin, compared as
+ * transaction ids are, modulo 2^32).
+ */
+export type RowFilter = 'all' | 'named' | 'changed';
 
 function quoteTable(table: string): string {
   return table
@@ -45,19 +55,37 @@ const infinity = (column: string) => `CASE WHEN ${column} = 'infinity' THEN 'inf
  * column without a time zone is read as UTC: that is what ShedLock writes (its "use DB time"
  * statements store timezone('utc', now())), whatever the session's time zone.
  */
-export function tableQuery(table: string, format: 'leasehold' | 'shedlock', withoutZone: Set<string>, onlyNamed = false): string {
-  // onlyNamed: the rows whose name is one of $1 (a text[]), for a targeted read.
-  const t = `${quoteTable(table)}${onlyNamed ? ' WHERE name::text = ANY($1::text[])' : ''}`;
+export function tableQuery(table: string, format: 'leasehold' | 'shedlock', withoutZone: Set<string>, filter: RowFilter = 'all'): string {
   const at = (column: string) => (withoutZone.has(column) ? `(${column}::timestamp AT TIME ZONE 'UTC')` : column);
+  const expiry = at(format === 'leasehold' ? 'expires_at' : 'lock_until');
+  const where = {
+    all: '',
+    named: ' WHERE name::text = ANY($1::text[])',
+    changed: ` WHERE name IS NOT NULL AND (xmin::text::bigint - $1::bigint + 4294967296) % 4294967296 < 2147483648`,
+  }[filter];
+  const t = `${quoteTable(table)}${where}`;
+  const nowMs = '(EXTRACT(EPOCH FROM now()) * 1000)::float8 AS now_ms';
   if (format === 'leasehold') {
     return `SELECT ${boundedText('name::text', 'name')}, ${boundedText('owner::text', 'holder')}, left(token::text, ${MAX_TOKEN_DIGITS + 2}) AS token,
-                   ${msBetween(at('expires_at'), 'now()')} AS remaining_ms, ${infinity('expires_at')} AS expiry_infinite, NULL::float8 AS ttl_ms
+                   ${msBetween(expiry, 'now()')} AS remaining_ms, ${infinity('expires_at')} AS expiry_infinite, NULL::float8 AS ttl_ms, ${nowMs}
               FROM ${t}`;
   }
   return `SELECT ${boundedText('name::text', 'name')}, ${boundedText('locked_by::text', 'holder')}, NULL::text AS token,
-                 ${msBetween(at('lock_until'), 'now()')} AS remaining_ms, ${infinity('lock_until')} AS expiry_infinite,
-                 ${msBetween(at('lock_until'), at('locked_at'))} AS ttl_ms
+                 ${msBetween(expiry, 'now()')} AS remaining_ms, ${infinity('lock_until')} AS expiry_infinite,
+                 ${msBetween(expiry, at('locked_at'))} AS ttl_ms, ${nowMs}
             FROM ${t}`;
+}
+
+/**
+ * The rows changed since a watermark (filter 'changed'), with the table's count of named
+ * rows and of nameless ones taken in the same statement (one snapshot): a row deleted since
+ * shows as a count lower than the rows known. Always one row at least: when nothing changed,
+ * one whose name is NULL.
+ */
+export function changedRowsQuery(table: string, format: 'leasehold' | 'shedlock', withoutZone: Set<string>): string {
+  return `SELECT d.*, c.named::float8 AS named, c.nameless::float8 AS nameless, c.at_ms
+            FROM (SELECT count(name) AS named, count(*) - count(name) AS nameless, (EXTRACT(EPOCH FROM now()) * 1000)::float8 AS at_ms FROM ${quoteTable(table)}) c
+            LEFT JOIN (${tableQuery(table, format, withoutZone, 'changed')}) d ON true`;
 }
 
 export const EXPECTED_COLUMNS = { leasehold: ['name', 'owner', 'expires_at', 'token'], shedlock: ['name', 'lock_until', 'locked_at', 'locked_by'] };

@@ -102,20 +102,37 @@ export async function readTable(
   format: 'leasehold' | 'shedlock',
   /** Only the rows of these names (exact text values), for a targeted read. */
   names?: string[],
-): Promise<{ observations: Observation[]; nameless: number }> {
+): Promise<JudgedRows> {
   let rows: TableRow[];
   try {
     const layout = await layoutOf(state, client, table, format);
-    rows = (names ? await client.query<TableRow>(tableQuery(table, format, layout, true), [names]) : await client.query<TableRow>(tableQuery(table, format, layout))).rows;
+    rows = (names ? await client.query<TableRow>(tableQuery(table, format, layout, 'named'), [names]) : await client.query<TableRow>(tableQuery(table, format, layout))).rows;
   } catch (error) {
-    state.layouts.delete(table);
-    if (error instanceof SourceUnavailableError) throw error;
-    if (onlyThisPart(error)) {
-      throw new PartUnreadableError(state.config.name, `table ${table} (format ${format}): ${redactUrlPassword((error as Error).message)}`, { cause: error });
-    }
-    throw unavailable(state.config.name, error, `reading table ${table}`);
+    throw tableFailure(state, table, format, error);
   }
+  return judgeRows(table, format, rows);
+}
+
+/** Why a table could not be read: that table only (PartUnreadableError), or the whole read. Its layout is checked again next time. */
+export function tableFailure(state: PostgresSourceState, table: string, format: 'leasehold' | 'shedlock', error: unknown): SourceUnavailableError {
+  state.layouts.delete(table);
+  if (error instanceof SourceUnavailableError) return error;
+  if (onlyThisPart(error)) {
+    return new PartUnreadableError(state.config.name, `table ${table} (format ${format}): ${redactUrlPassword((error as Error).message)}`, { cause: error });
+  }
+  return unavailable(state.config.name, error, `reading table ${table}`);
+}
+
+/**
+ * Rows judged one by one. `expiries`: for each lease whose expiry is a finite time, that time
+ * on the server's clock (ms since the epoch), so that a later read that finds the row
+ * unchanged can say how much of it remains (delta.ts).
+ */
+export type JudgedRows = { observations: Observation[]; nameless: number; expiries: Map<string, number> };
+
+export async function judgeRows(table: string, format: 'leasehold' | 'shedlock', rows: readonly TableRow[]): Promise<JudgedRows> {
   const observations: Observation[] = [];
+  const expiries = new Map<string, number>();
   let nameless = 0;
   for (const [index, row] of rows.entries()) {
     if (index > 0 && index % ITEMS_PER_BREATH === 0) await breathe();
@@ -124,11 +141,13 @@ export async function readTable(
       continue;
     }
     try {
-      observations.push(judgeRow(table, format, row));
+      const o = judgeRow(table, format, row);
+      observations.push(o);
+      if (!o.problem && row.expiry_infinite === null && row.remaining_ms !== null && Number.isFinite(row.now_ms)) expiries.set(o.key, row.now_ms + row.remaining_ms);
     } catch (error) {
       // Not expected; if it happens, it costs this row only.
       observations.push(unreadableObservation(`${table}/${exactOf(row.name)}`, `the row could not be read: ${displayText(String((error as Error)?.message ?? error), 120)}`));
     }
   }
-  return { observations, nameless };
+  return { observations, nameless, expiries };
 }

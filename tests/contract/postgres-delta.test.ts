@@ -1,0 +1,185 @@
+// A PostgreSQL source's polls read only the rows changed since the last read
+// (lib/sources/postgres/delta.ts). Whatever happens to the tables (inserts, renewals, a new
+// owner, deletes, expiries passing unseen, rows with no name or hostile values, a transaction
+// that was in progress during a read and commits after it), each poll's picture is the one a
+// full read made at the same moment gives; and a poll after which nothing was deleted reads
+// only the changed rows.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PgPoolLike } from '../../lib/db/pg-like';
+import type { Observation } from '../../lib/domain/observe';
+import { createPostgresSource } from '../../lib/sources/postgres';
+import type { PostgresSourceConfig } from '../../lib/sources/postgres/config';
+import type { LeaseSource } from '../../lib/sources/types';
+import { createPostgresDatabase, type TestDatabase } from '../support/databases';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const signal = () => AbortSignal.timeout(10_000);
+
+/** The pool of the source under test, noting which kind of statement each query was. */
+function notingPool(url: string, seen: string[]): PgPoolLike {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const wrapped = new WeakSet<object>();
+  const note = (text: unknown) => {
+    const sql = String(typeof text === 'object' && text !== null ? (text as { text: string }).text : text);
+    if (sql.includes('LEFT JOIN (SELECT')) seen.push('changed rows');
+    else if (/FROM "[a-z0-9_]+"\s*$/.test(sql.trim())) seen.push('whole table');
+  };
+  return {
+    connect: async () => {
+      const client = await pool.connect();
+      if (wrapped.has(client)) return client as never; // the pool hands the same client out again
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      return Object.assign(client, { query: (...args: unknown[]) => (note(args[0]), query(...args)) }) as never;
+    },
+    query: ((...args: unknown[]) => (note(args[0]), (pool.query as (...a: unknown[]) => unknown)(...args))) as never,
+    end: () => pool.end(),
+    on: (event: string, listener: (...args: unknown[]) => void) => pool.on(event as 'error', listener),
+  } as PgPoolLike;
+}
+
+/** The picture, comparable: every field but the remaining time, which is compared apart (two reads are milliseconds apart). */
+function expectSamePicture(polled: Observation[], full: Observation[]) {
+  const byKey = (list: Observation[]) => new Map(list.map((o) => [o.key, o]));
+  const [a, b] = [byKey(polled), byKey(full)];
+  expect([...a.keys()].sort()).toEqual([...b.keys()].sort());
+  for (const [key, o] of a) {
+    const other = b.get(key)!;
+    expect({ ...o, remainingMs: null }, key).toEqual({ ...other, remainingMs: null });
+    if (o.remainingMs === null || other.remainingMs === null) expect(o.remainingMs, key).toBe(other.remainingMs);
+    else expect(Math.abs(o.remainingMs - other.remainingMs), `${key}: ${o.remainingMs} ms left, a full read says ${other.remainingMs}`).toBeLessThan(250);
+  }
+}
+
+describe('postgres: a poll reads only what changed, and gives the picture a full read gives', () => {
+  let db: TestDatabase & { url: string };
+  let sql: pg.Client;
+  let source: LeaseSource;
+  let fresh: LeaseSource;
+  const seen: string[] = [];
+  const leases = `lh_delta_${randomBytes(3).toString('hex')}`;
+  const shedlock = `sl_delta_${randomBytes(3).toString('hex')}`;
+
+  beforeAll(async () => {
+    db = await createPostgresDatabase('lh_delta');
+    sql = new pg.Client(db.url);
+    await sql.connect();
+    // Text columns, so that hostile values can be stored; no primary key, so that a NULL name can be.
+    await sql.query(`CREATE TABLE ${leases} (name text, owner text, expires_at timestamptz, token text)`);
+    await sql.query(`CREATE TABLE ${shedlock} (name varchar(64) PRIMARY KEY, lock_until timestamp NOT NULL, locked_at timestamp NOT NULL, locked_by varchar(255) NOT NULL)`);
+    await sql.query(`INSERT INTO ${leases} SELECT 'job-' || i, 'worker-' || (i % 7), now() + interval '30 seconds', i::text FROM generate_series(1, 300) i`);
+    await sql.query(`INSERT INTO ${shedlock} SELECT 'task-' || i, timezone('utc', now()) + interval '1 minute', timezone('utc', now()), 'host-' || i FROM generate_series(1, 50) i`);
+    const config: PostgresSourceConfig = { name: 'pg', backend: 'postgres', url: db.url, tables: [{ table: leases, format: 'leasehold' }, { table: shedlock, format: 'shedlock' }], advisoryLocks: true };
+    source = createPostgresSource(config, 1_000, notingPool(db.url, seen));
+    fresh = createPostgresSource(config, 1_000);
+    await source.snapshot(signal());
+  });
+
+  afterAll(async () => {
+    await source?.close();
+    await fresh?.close();
+    await sql?.end();
+    await db?.drop();
+  });
+
+  /** One poll of the source under test, against a full read by another source right after; which statements the poll made. */
+  async function pollAndCompare() {
+    seen.length = 0;
+    const polled = await source.poll!(signal());
+    const statements = [...seen];
+    const full = await fresh.snapshot(signal());
+    expect(polled.kind).toBe('full');
+    expectSamePicture((polled as { observations: Observation[] }).observations, full.observations);
+    expect((polled as { status: unknown }).status).toEqual(full.status);
+    return statements;
+  }
+
+  it('renewals, a new owner, inserts and hostile values: only the changed rows are read', async () => {
+    expect(await pollAndCompare()).toEqual(['changed rows', 'changed rows']);
+    await sql.query(`UPDATE ${leases} SET expires_at = now() + interval '30 seconds' WHERE name IN ('job-1', 'job-2', 'job-3')`);
+    await sql.query(`UPDATE ${leases} SET owner = 'worker-99', token = '1000' WHERE name = 'job-4'`);
+    await sql.query(`UPDATE ${shedlock} SET lock_until = timezone('utc', now()) WHERE name = 'task-1'`);
+    await sql.query(`INSERT INTO ${leases} VALUES ('job-new', 'w', now() + interval '5 seconds', '7'), ('bad-token', 'w', now() + interval '5 seconds', 'abc'),
+                     ('forever', 'w', 'infinity', '1'), ('no-expiry', 'w', NULL, '2'), (repeat('long', 5000), repeat('o', 100000), now() + interval '9 seconds', '3'), (NULL, 'nameless', now(), '4')`);
+    expect(await pollAndCompare()).toEqual(['changed rows', 'changed rows']);
+    // Nothing changed: still the same picture, its remaining times counted down on the server's clock.
+    await sleep(400);
+    expect(await pollAndCompare()).toEqual(['changed rows', 'changed rows']);
+  });
+
+  it('an expiry that passes with no write is seen at the next poll', async () => {
+    await sql.query(`INSERT INTO ${leases} VALUES ('short', 'w', now() + interval '300 milliseconds', '1')`);
+    expect(await pollAndCompare()).toEqual(['changed rows', 'changed rows']);
+    await sleep(600);
+    const statements = await pollAndCompare();
+    expect(statements).toEqual(['changed rows', 'changed rows']);
+  });
+
+  it('a transaction in progress during a poll is seen once it commits', async () => {
+    const writer = new pg.Client(db.url);
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query(`UPDATE ${leases} SET owner = 'late-writer', token = '2000' WHERE name = 'job-10'`);
+      // Another transaction commits meanwhile: the snapshot's xmin stays at the open one.
+      await sql.query(`UPDATE ${leases} SET owner = 'quick' WHERE name = 'job-11'`);
+      expect(await pollAndCompare()).toEqual(['changed rows', 'changed rows']);
+      await writer.query('COMMIT');
+      expect(await pollAndCompare()).toEqual(['changed rows', 'changed rows']);
+    } finally {
+      await writer.end();
+    }
+  });
+
+  it('a deleted row makes the poll read the table whole, then polls read changes again', async () => {
+    await sql.query(`DELETE FROM ${leases} WHERE name = 'job-5'`);
+    await sql.query(`INSERT INTO ${leases} VALUES ('job-5b', 'w', now() + interval '30 seconds', '5')`); // the count alone would not tell
+    expect(await pollAndCompare()).toEqual(['changed rows', 'whole table', 'whole table']);
+    await sql.query(`DELETE FROM ${shedlock} WHERE name = 'task-2'`);
+    expect(await pollAndCompare()).toEqual(['changed rows', 'changed rows', 'whole table', 'whole table']);
+    expect(await pollAndCompare()).toEqual(['changed rows', 'changed rows']);
+  });
+
+  it('a table that cannot be read makes the poll a full read that says so; the other parts are still read', async () => {
+    await sql.query(`ALTER TABLE ${shedlock} RENAME TO ${shedlock}_away`);
+    try {
+      seen.length = 0;
+      const polled = await source.poll!(signal());
+      expect(polled.kind).toBe('full');
+      expect((polled as { unread?: { prefix: string }[] }).unread?.map((u) => u.prefix)).toEqual([`${shedlock}/`]);
+      expect((polled as { observations: Observation[] }).observations.some((o) => o.key.startsWith(`${leases}/`))).toBe(true);
+      // While it cannot be read, every poll is a full read.
+      seen.length = 0;
+      await source.poll!(signal());
+      expect(seen).toContain('whole table');
+    } finally {
+      await sql.query(`ALTER TABLE ${shedlock}_away RENAME TO ${shedlock}`);
+    }
+    await source.poll!(signal()); // a full read again, with both tables
+    expect(await pollAndCompare()).toEqual(['changed rows', 'changed rows']);
+  });
+
+  it('a view (no xmin to go by) is read whole at every poll, and still seen right', async () => {
+    const view = `${leases}_view`;
+    await sql.query(`CREATE VIEW ${view} AS SELECT * FROM ${leases}`);
+    const statements: string[] = [];
+    const config: PostgresSourceConfig = { name: 'pg-view', backend: 'postgres', url: db.url, tables: [{ table: view, format: 'leasehold' }], advisoryLocks: false };
+    const viewSource = createPostgresSource(config, 1_000, notingPool(db.url, statements));
+    const viewFresh = createPostgresSource(config, 1_000);
+    try {
+      await viewSource.snapshot(signal());
+      for (let i = 0; i < 3; i++) {
+        await sql.query(`UPDATE ${leases} SET owner = 'view-${i}' WHERE name = 'job-20'`);
+        statements.length = 0;
+        const polled = await viewSource.poll!(signal());
+        expect(statements.at(-1)).toBe('whole table');
+        expectSamePicture((polled as { observations: Observation[] }).observations, (await viewFresh.snapshot(signal())).observations);
+      }
+    } finally {
+      await viewSource.close();
+      await viewFresh.close();
+    }
+  });
+});
