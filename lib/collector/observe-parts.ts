@@ -108,3 +108,18 @@ export function publishWritten(bus: Bus, nowWall: number, applied: AppliedRead, 
     if (id) bus.publish({ type: 'event', event: eventView(id, lease.id, change) });
   }
 }
+
+/**
+ * A partial read that speaks for every lease under `prefixes`: those it did not cover were
+ * read unchanged, so they count as observed by it (as a full read that found them unchanged
+ * would count them), unless a read begun later already moved them forward.
+ */
+export function observedUnchanged(known: ReadonlyMap<string, TrackedLease>, prefixes: readonly string[] | undefined, covered: readonly string[], read: { startedMono: number; startedWall: number }) {
+  if (!prefixes?.length) return;
+  const seen = new Set(covered);
+  for (const [key, lease] of known) {
+    if (lease.stale || lease.observedAtMono >= read.startedMono || seen.has(key) || !prefixes.some((prefix) => key.startsWith(prefix))) continue;
+    lease.observedAtMono = read.startedMono;
+    lease.observedAtWall = read.startedWall;
+  }
+}

@@ -17,7 +17,7 @@ import { SourceUnavailableError } from '../sources/errors';
 import type { LeaseSource, PollResult, UnreadScope } from '../sources/types';
 import { systemClock, type Clock } from '../time/clock';
 import { retrying } from '../time/retry';
-import { countStates, deadlineTimers, hideUnread, publishWritten, refusedAgain, slicesOf, storeRetry, type Slice } from './observe-parts';
+import { countStates, deadlineTimers, hideUnread, observedUnchanged, publishWritten, refusedAgain, slicesOf, storeRetry, type Slice } from './observe-parts';
 import { ReadLanes, type ReadStart } from './read-lanes';
 import { piecesOf, RenewalBatcher } from './renewal-batcher';
 import { SourceHealth } from './source-health';
@@ -45,7 +45,7 @@ export type ObserveOptions = {
   bus: Bus;
 };
 
-export type ReadReport = { source: string; full: boolean; ok: boolean; leases: number; changed: number; events: number; durationMs: number };
+export type ReadReport = { source: string; full: boolean; kind: CompletedRead['kind']; /* a full read, a poll, a targeted read */ ok: boolean; leases: number; changed: number; events: number; durationMs: number };
 
 /** One completed read, as the lanes hand it over. kind: full, a snapshot of everything; poll, a liveness check with what changed; keys, hinted keys only. */
 type CompletedRead = ReadStart & {
@@ -183,6 +183,7 @@ class SourceObserver {
         ? { ...start, kind: 'full', observations: result.observations, detail: result.status, unread: result.unread }
         : { ...start, kind: 'poll', observations: result.observations, covered: result.covered, detail: result.status ?? null };
     const outcome = await this.applyAndWrite(completed);
+    if (result.kind === 'partial') observedUnchanged(this.known, result.unchangedUnder, result.covered, start);
     this.options.alerts?.sourceStatus(this.source.name, true, null);
     // Leases the store refused are offered again now and then: what refused them may have been fixed.
     const refused = refusedAgain(this.health, this.known, this.source.name);
@@ -268,11 +269,11 @@ class SourceObserver {
     }
     this.options.alerts?.sourceStatus(source.name, false, reason);
     if (down) await this.enqueue({ ...emptyBatch(this.options, down.row), sourceEvents: down.sourceEvents, ...(down.newlyDown ? { setStale: true } : {}) });
-    this.options.onRead?.({ source: source.name, full: true, ok: false, leases: this.known.size, changed: 0, events: 0, durationMs: clock.mono() - start.startedMono });
+    this.options.onRead?.({ source: source.name, full: true, kind: 'full', ok: false, leases: this.known.size, changed: 0, events: 0, durationMs: clock.mono() - start.startedMono });
   }
 
   private report(r: CompletedRead, total: { changed: number; events: number }) {
-    this.options.onRead?.({ source: this.source.name, full: r.kind === 'full', ok: true, leases: this.known.size, ...total, durationMs: this.clock.mono() - r.startedMono });
+    this.options.onRead?.({ source: this.source.name, full: r.kind === 'full', kind: r.kind, ok: true, leases: this.known.size, ...total, durationMs: this.clock.mono() - r.startedMono });
   }
 
   private async write(batch: WriteBatch): Promise<WrittenEvent[] | undefined> {
@@ -295,5 +296,4 @@ class SourceObserver {
     if (batch.source) this.options.bus.publish({ type: 'source', source: this.health.view(batch.source) });
     return outcome.written;
   }
-
 }

@@ -28,8 +28,13 @@ export type ChangeHint = { keys?: string[]; full?: boolean; gap?: boolean; reaso
 
 export type PollResult =
   | ({ kind: 'full' } & SourceSnapshot)
-  /** `status`: what the backend says of itself, when the poll read it (etcd's Raft leader). */
-  | { kind: 'partial'; covered: string[]; observations: Observation[]; status?: SourceStatusDetail };
+  /**
+   * `status`: what the backend says of itself, when the poll read it (etcd's Raft leader).
+   * `unchangedUnder`: every known lease under these prefixes that is not covered was read too,
+   * and is as it was (a PostgreSQL table's rows not written since the last read): it counts
+   * as observed by this read, with nothing to judge.
+   */
+  | { kind: 'partial'; covered: string[]; observations: Observation[]; status?: SourceStatusDetail; unchangedUnder?: string[] };
 
 /** How often a source whose push stream is live still reads everything, to reconcile. */
 export const RECONCILE_EVERY_MS = 10_000;

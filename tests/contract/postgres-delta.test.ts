@@ -11,7 +11,7 @@ import type { PgPoolLike } from '../../lib/db/pg-like';
 import type { Observation } from '../../lib/domain/observe';
 import { createPostgresSource } from '../../lib/sources/postgres';
 import type { PostgresSourceConfig } from '../../lib/sources/postgres/config';
-import type { LeaseSource } from '../../lib/sources/types';
+import type { LeaseSource, PollResult } from '../../lib/sources/types';
 import { createPostgresDatabase, type TestDatabase } from '../support/databases';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -40,16 +40,40 @@ function notingPool(url: string, seen: string[]): PgPoolLike {
   } as PgPoolLike;
 }
 
-/** The picture, comparable: every field but the remaining time, which is compared apart (two reads are milliseconds apart). */
-function expectSamePicture(polled: Observation[], full: Observation[]) {
-  const byKey = (list: Observation[]) => new Map(list.map((o) => [o.key, o]));
-  const [a, b] = [byKey(polled), byKey(full)];
-  expect([...a.keys()].sort()).toEqual([...b.keys()].sort());
-  for (const [key, o] of a) {
+/**
+ * What the collector would know after a poll: a full read replaces the picture; a partial
+ * one replaces the leases it covers (a covered key without an observation is gone), and the
+ * rest of the tables it speaks for were read unchanged.
+ */
+function applyPoll(picture: Map<string, Observation>, polled: PollResult) {
+  if (polled.kind === 'full') {
+    picture.clear();
+    for (const o of polled.observations) picture.set(o.key, o);
+    return;
+  }
+  const found = new Map(polled.observations.map((o) => [o.key, o]));
+  for (const key of polled.covered) {
+    if (found.has(key)) picture.set(key, found.get(key)!);
+    else picture.delete(key);
+  }
+}
+
+/**
+ * The picture against a full read made right after: the same leases, each with the same
+ * holder, token, state and detail; the same side of its expiry; and, for what the poll read,
+ * the same remaining time (give or take the milliseconds between the two reads).
+ */
+function expectSamePicture(picture: Map<string, Observation>, covered: Set<string>, full: Observation[]) {
+  const b = new Map(full.map((o) => [o.key, o]));
+  expect([...picture.keys()].sort()).toEqual([...b.keys()].sort());
+  for (const [key, o] of picture) {
     const other = b.get(key)!;
     expect({ ...o, remainingMs: null }, key).toEqual({ ...other, remainingMs: null });
     if (o.remainingMs === null || other.remainingMs === null) expect(o.remainingMs, key).toBe(other.remainingMs);
-    else expect(Math.abs(o.remainingMs - other.remainingMs), `${key}: ${o.remainingMs} ms left, a full read says ${other.remainingMs}`).toBeLessThan(250);
+    else {
+      expect(o.remainingMs <= 0, `${key}: ${o.remainingMs} ms left, a full read says ${other.remainingMs}`).toBe(other.remainingMs <= 0);
+      if (covered.has(key)) expect(Math.abs(o.remainingMs - other.remainingMs), `${key}: ${o.remainingMs} ms left, a full read says ${other.remainingMs}`).toBeLessThan(250);
+    }
   }
 }
 
@@ -59,6 +83,7 @@ describe('postgres: a poll reads only what changed, and gives the picture a full
   let source: LeaseSource;
   let fresh: LeaseSource;
   const seen: string[] = [];
+  const picture = new Map<string, Observation>();
   const leases = `lh_delta_${randomBytes(3).toString('hex')}`;
   const shedlock = `sl_delta_${randomBytes(3).toString('hex')}`;
 
@@ -74,7 +99,7 @@ describe('postgres: a poll reads only what changed, and gives the picture a full
     const config: PostgresSourceConfig = { name: 'pg', backend: 'postgres', url: db.url, tables: [{ table: leases, format: 'leasehold' }, { table: shedlock, format: 'shedlock' }], advisoryLocks: true };
     source = createPostgresSource(config, 1_000, notingPool(db.url, seen));
     fresh = createPostgresSource(config, 1_000);
-    await source.snapshot(signal());
+    applyPoll(picture, { kind: 'full', ...(await source.snapshot(signal())) });
   });
 
   afterAll(async () => {
@@ -90,9 +115,11 @@ describe('postgres: a poll reads only what changed, and gives the picture a full
     const polled = await source.poll!(signal());
     const statements = [...seen];
     const full = await fresh.snapshot(signal());
-    expect(polled.kind).toBe('full');
-    expectSamePicture((polled as { observations: Observation[] }).observations, full.observations);
-    expect((polled as { status: unknown }).status).toEqual(full.status);
+    applyPoll(picture, polled);
+    expect(polled.kind).toBe(statements.includes('whole table') ? 'full' : 'partial');
+    if (polled.kind === 'partial') expect(polled.unchangedUnder).toEqual([`${leases}/`, `${shedlock}/`]);
+    expectSamePicture(picture, new Set(polled.kind === 'full' ? picture.keys() : polled.covered), full.observations);
+    expect(polled.status).toEqual(full.status);
     return statements;
   }
 
@@ -115,6 +142,8 @@ describe('postgres: a poll reads only what changed, and gives the picture a full
     await sleep(600);
     const statements = await pollAndCompare();
     expect(statements).toEqual(['changed rows', 'changed rows']);
+    // Read again as its expiry passed (not written since), and so seen expired.
+    expect(picture.get(`${leases}/short`)?.remainingMs).toBeLessThanOrEqual(0);
   });
 
   it('a transaction in progress during a poll is seen once it commits', async () => {
@@ -157,7 +186,7 @@ describe('postgres: a poll reads only what changed, and gives the picture a full
     } finally {
       await sql.query(`ALTER TABLE ${shedlock}_away RENAME TO ${shedlock}`);
     }
-    await source.poll!(signal()); // a full read again, with both tables
+    expect(await pollAndCompare()).toEqual(['whole table', 'whole table']); // a full read again, with both tables
     expect(await pollAndCompare()).toEqual(['changed rows', 'changed rows']);
   });
 
@@ -175,7 +204,10 @@ describe('postgres: a poll reads only what changed, and gives the picture a full
         statements.length = 0;
         const polled = await viewSource.poll!(signal());
         expect(statements.at(-1)).toBe('whole table');
-        expectSamePicture((polled as { observations: Observation[] }).observations, (await viewFresh.snapshot(signal())).observations);
+        expect(polled.kind).toBe('full');
+        const viewPicture = new Map<string, Observation>();
+        applyPoll(viewPicture, polled);
+        expectSamePicture(viewPicture, new Set(viewPicture.keys()), (await viewFresh.snapshot(signal())).observations);
       }
     } finally {
       await viewSource.close();

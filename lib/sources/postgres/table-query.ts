@@ -17,15 +17,13 @@ export type TableRow = {
   remaining_ms: number | null;
   expiry_infinite: 'infinity' | '-infinity' | null;
   ttl_ms: number | null;
-  /** The server's now() of the statement, in ms since the epoch: remaining_ms is counted from it. */
-  now_ms: number;
 };
 
 /**
  * Which rows a table query returns: every row; the rows whose name is one of $1 (a text[]),
  * for a targeted read; or the rows changed since a watermark (delta.ts): written by a
  * transaction not older than $1 (the low 32 bits of an earlier snapshot's xmin, compared as
- * transaction ids are, modulo 2^32).
+ * transaction ids are, modulo 2^32), or whose expiry passed since $2 (an earlier now()).
  */
 export type RowFilter = 'all' | 'named' | 'changed';
 
@@ -61,18 +59,17 @@ export function tableQuery(table: string, format: 'leasehold' | 'shedlock', with
   const where = {
     all: '',
     named: ' WHERE name::text = ANY($1::text[])',
-    changed: ` WHERE name IS NOT NULL AND (xmin::text::bigint - $1::bigint + 4294967296) % 4294967296 < 2147483648`,
+    changed: ` WHERE name IS NOT NULL AND ((xmin::text::bigint - $1::bigint + 4294967296) % 4294967296 < 2147483648 OR (${expiry} > $2::timestamptz AND ${expiry} <= now()))`,
   }[filter];
   const t = `${quoteTable(table)}${where}`;
-  const nowMs = '(EXTRACT(EPOCH FROM now()) * 1000)::float8 AS now_ms';
   if (format === 'leasehold') {
     return `SELECT ${boundedText('name::text', 'name')}, ${boundedText('owner::text', 'holder')}, left(token::text, ${MAX_TOKEN_DIGITS + 2}) AS token,
-                   ${msBetween(expiry, 'now()')} AS remaining_ms, ${infinity('expires_at')} AS expiry_infinite, NULL::float8 AS ttl_ms, ${nowMs}
+                   ${msBetween(expiry, 'now()')} AS remaining_ms, ${infinity('expires_at')} AS expiry_infinite, NULL::float8 AS ttl_ms
               FROM ${t}`;
   }
   return `SELECT ${boundedText('name::text', 'name')}, ${boundedText('locked_by::text', 'holder')}, NULL::text AS token,
                  ${msBetween(expiry, 'now()')} AS remaining_ms, ${infinity('lock_until')} AS expiry_infinite,
-                 ${msBetween(expiry, at('locked_at'))} AS ttl_ms, ${nowMs}
+                 ${msBetween(expiry, at('locked_at'))} AS ttl_ms
             FROM ${t}`;
 }
 
@@ -83,8 +80,8 @@ export function tableQuery(table: string, format: 'leasehold' | 'shedlock', with
  * one whose name is NULL.
  */
 export function changedRowsQuery(table: string, format: 'leasehold' | 'shedlock', withoutZone: Set<string>): string {
-  return `SELECT d.*, c.named::float8 AS named, c.nameless::float8 AS nameless, c.at_ms
-            FROM (SELECT count(name) AS named, count(*) - count(name) AS nameless, (EXTRACT(EPOCH FROM now()) * 1000)::float8 AS at_ms FROM ${quoteTable(table)}) c
+  return `SELECT d.*, c.named::float8 AS named, c.nameless::float8 AS nameless
+            FROM (SELECT count(name) AS named, count(*) - count(name) AS nameless FROM ${quoteTable(table)}) c
             LEFT JOIN (${tableQuery(table, format, withoutZone, 'changed')}) d ON true`;
 }
 

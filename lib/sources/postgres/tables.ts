@@ -123,16 +123,11 @@ export function tableFailure(state: PostgresSourceState, table: string, format: 
   return unavailable(state.config.name, error, `reading table ${table}`);
 }
 
-/**
- * Rows judged one by one. `expiries`: for each lease whose expiry is a finite time, that time
- * on the server's clock (ms since the epoch), so that a later read that finds the row
- * unchanged can say how much of it remains (delta.ts).
- */
-export type JudgedRows = { observations: Observation[]; nameless: number; expiries: Map<string, number> };
+/** Rows judged one by one (also a poll's changed rows: delta.ts). */
+export type JudgedRows = { observations: Observation[]; nameless: number };
 
 export async function judgeRows(table: string, format: 'leasehold' | 'shedlock', rows: readonly TableRow[]): Promise<JudgedRows> {
   const observations: Observation[] = [];
-  const expiries = new Map<string, number>();
   let nameless = 0;
   for (const [index, row] of rows.entries()) {
     if (index > 0 && index % ITEMS_PER_BREATH === 0) await breathe();
@@ -141,13 +136,11 @@ export async function judgeRows(table: string, format: 'leasehold' | 'shedlock',
       continue;
     }
     try {
-      const o = judgeRow(table, format, row);
-      observations.push(o);
-      if (!o.problem && row.expiry_infinite === null && row.remaining_ms !== null && Number.isFinite(row.now_ms)) expiries.set(o.key, row.now_ms + row.remaining_ms);
+      observations.push(judgeRow(table, format, row));
     } catch (error) {
       // Not expected; if it happens, it costs this row only.
       observations.push(unreadableObservation(`${table}/${exactOf(row.name)}`, `the row could not be read: ${displayText(String((error as Error)?.message ?? error), 120)}`));
     }
   }
-  return { observations, nameless, expiries };
+  return { observations, nameless };
 }
