@@ -66,6 +66,8 @@ export default defineConfig({
           include: ['tests/chaos/**/*.test.ts'],
           environment: 'node',
           env,
+          // Two files at a time: each injects faults into servers of its own (ports of its own).
+          maxWorkers: 2,
           testTimeout: 180_000,
           hookTimeout: 120_000,
         },
