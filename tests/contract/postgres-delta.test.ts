@@ -162,6 +162,28 @@ describe('postgres: a poll reads only what changed, and gives the picture a full
     }
   });
 
+  it('an advisory lock taken and let go between polls is seen, then seen gone', async () => {
+    const session = new pg.Client(db.url);
+    await session.connect();
+    try {
+      await session.query('SELECT pg_advisory_lock(4242)');
+      await pollAndCompare();
+      expect([...picture.keys()].filter((key) => key.startsWith('advisory/'))).toHaveLength(1);
+      await session.query('SELECT pg_advisory_unlock(4242)');
+      await pollAndCompare();
+      expect([...picture.keys()].filter((key) => key.startsWith('advisory/'))).toEqual([]);
+      // Taken before a full read, let go before the next poll: still seen gone.
+      await session.query('SELECT pg_advisory_lock(4243)');
+      applyPoll(picture, { kind: 'full', ...(await source.snapshot(signal())) });
+      expect([...picture.keys()].filter((key) => key.startsWith('advisory/'))).toHaveLength(1);
+      await session.query('SELECT pg_advisory_unlock(4243)');
+      await pollAndCompare();
+      expect([...picture.keys()].filter((key) => key.startsWith('advisory/'))).toEqual([]);
+    } finally {
+      await session.end();
+    }
+  });
+
   it('a deleted row makes the poll read the table whole, then polls read changes again', async () => {
     await sql.query(`DELETE FROM ${leases} WHERE name = 'job-5'`);
     await sql.query(`INSERT INTO ${leases} VALUES ('job-5b', 'w', now() + interval '30 seconds', '5')`); // the count alone would not tell

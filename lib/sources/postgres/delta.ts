@@ -66,9 +66,16 @@ export async function readWatermark(state: PostgresSourceState, client: PgPoolCl
 }
 
 /** After a full read: the keys of each table as read, and the watermark taken before it (null: the next poll reads everything again). */
-export function rememberFullRead(state: PostgresSourceState, watermark: Watermark | null, tables: Map<string, { observations: Observation[]; nameless: number }>, serverVersion: string | null, startedMono: number) {
+export function rememberFullRead(
+  state: PostgresSourceState,
+  watermark: Watermark | null,
+  { tables, advisory }: { tables: Map<string, { observations: Observation[]; nameless: number }>; advisory: Observation[] },
+  serverVersion: string | null,
+  startedMono: number,
+) {
   const { delta, config } = state;
   delta.tables.clear();
+  delta.advisory = new Set(advisory.map((o) => o.key));
   delta.serverVersion = serverVersion;
   const everyTable = config.tables.every(({ table }) => tables.has(table));
   delta.base = watermark && everyTable ? { ...watermark, fullAtMono: startedMono } : null;

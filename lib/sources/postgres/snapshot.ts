@@ -38,11 +38,12 @@ export async function readSnapshot(state: PostgresSourceState, client: PgPoolCli
       return judged.observations;
     });
   }
-  if (config.advisoryLocks) await part('advisory/', () => readAdvisory(config.name, client));
+  let advisory: Observation[] = [];
+  if (config.advisoryLocks) await part('advisory/', async () => (advisory = await readAdvisory(config.name, client)));
   const parts = config.tables.length + (config.advisoryLocks ? 1 : 0);
   if (parts > 0 && unread.length === parts) throw new SourceUnavailableError(config.name, unread.map((u) => u.reason).join('; '));
   const version = (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? null;
   problems.push(...unread.map((u) => u.reason));
-  rememberFullRead(state, unread.length ? null : watermark, tables, version, startedMono);
+  rememberFullRead(state, unread.length ? null : watermark, { tables, advisory }, version, startedMono);
   return { observations, status: { serverVersion: version, ...(problems.length ? { problems } : {}) }, ...(unread.length ? { unread } : {}) };
 }
