@@ -189,7 +189,7 @@ class SourceObserver {
     const refused = refusedAgain(this.health, this.known, this.source.name);
     if (refused.length) void this.enqueue({ ...emptyBatch(this.options, null), dirty: refused });
     metrics.set('leasehold_source_up', this.labels, 1);
-    if (completed.kind === 'full') metrics.observe('leasehold_poll_duration_seconds', this.labels, (this.clock.mono() - start.startedMono) / 1000);
+    if (completed.kind === 'full' || (result.kind === 'partial' && result.unchangedUnder?.length)) metrics.observe('leasehold_poll_duration_seconds', this.labels, (this.clock.mono() - start.startedMono) / 1000);
     countStates(this.source.name, this.known);
     this.report(completed, outcome);
   }
