@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { applyRead } from '../domain/apply-read';
+import type { Observation } from '../domain/observe';
 import { newTrackedLease, type TrackedLease } from '../domain/tracked-lease';
 import { observedUnchanged } from './observe-parts';
 
@@ -21,5 +23,21 @@ describe('observedUnchanged: a partial read that speaks for whole tables', () =>
     observedUnchanged(known, undefined, [], read(2_000));
     observedUnchanged(known, [], [], read(2_000));
     expect(known.get('leases/a')!.observedAtMono).toBe(1_000);
+  });
+
+  it('a renewal then seen is placed within one poll of it: the late-renewal rule allows for one poll, not for the whole time since the row last changed', () => {
+    const lease = (remainingMs: number): Observation => ({ key: 'leases/a', kind: 'lock', holder: 'w', token: 1n, ttlMs: null, remainingMs, candidates: [] });
+    const at = (mono: number) => ({ ...read(mono), finishedMono: mono + 5, afterGap: false });
+    const margins = (touch: boolean) => {
+      const known = new Map<string, TrackedLease>();
+      applyRead(known, [lease(12_000)], at(0), ['leases/a']);
+      // Polls every second find the row unchanged; the tenth finds it renewed.
+      if (touch) for (let t = 1_000; t < 10_000; t += 1_000) observedUnchanged(known, ['leases/'], [], read(t));
+      return applyRead(known, [lease(12_000)], at(10_000), ['leases/a']).renewals.map((r) => r.renewal.marginUncertaintyMs);
+    };
+    const [withPolls] = margins(true);
+    const [without] = margins(false);
+    expect(withPolls).toBeLessThanOrEqual(1_100);
+    expect(without).toBeGreaterThanOrEqual(10_000);
   });
 });

@@ -51,7 +51,7 @@ export type ReadReport = { source: string; full: boolean; kind: CompletedRead['k
 type CompletedRead = ReadStart & {
   kind: 'full' | 'poll' | 'keys';
   observations: Observation[];
-  covered?: string[]; // the keys a partial read speaks for
+  covered?: string[]; whole?: boolean; // the keys a partial read speaks for; whole: and the rest of its tables, read unchanged (PostgreSQL)
   /** What the backend says of itself (etcd's Raft status), with full reads and some polls. */
   detail?: Record<string, unknown> | null;
   /** Parts of a full read that could not be read: their leases are not gone, only not seen. */
@@ -181,7 +181,7 @@ class SourceObserver {
     const completed: CompletedRead =
       result.kind === 'full'
         ? { ...start, kind: 'full', observations: result.observations, detail: result.status, unread: result.unread }
-        : { ...start, kind: 'poll', observations: result.observations, covered: result.covered, detail: result.status ?? null };
+        : { ...start, kind: 'poll', observations: result.observations, covered: result.covered, whole: !!result.unchangedUnder?.length, detail: result.status ?? null };
     const outcome = await this.applyAndWrite(completed);
     if (result.kind === 'partial') observedUnchanged(this.known, result.unchangedUnder, result.covered, start);
     this.options.alerts?.sourceStatus(this.source.name, true, null);
@@ -189,7 +189,7 @@ class SourceObserver {
     const refused = refusedAgain(this.health, this.known, this.source.name);
     if (refused.length) void this.enqueue({ ...emptyBatch(this.options, null), dirty: refused });
     metrics.set('leasehold_source_up', this.labels, 1);
-    if (completed.kind === 'full' || (result.kind === 'partial' && result.unchangedUnder?.length)) metrics.observe('leasehold_poll_duration_seconds', this.labels, (this.clock.mono() - start.startedMono) / 1000);
+    if (completed.kind === 'full' || completed.whole) metrics.observe('leasehold_poll_duration_seconds', this.labels, (this.clock.mono() - start.startedMono) / 1000);
     countStates(this.source.name, this.known);
     this.report(completed, outcome);
   }
@@ -212,7 +212,7 @@ class SourceObserver {
     const total = { changed: 0, events: 0 };
     const writes: Promise<void>[] = [];
     // 3. The source answered: its row goes with the first slice and the last; source_up and unstaled leases with the last.
-    const answer = this.health.answered(r, full ? Math.round(clock.mono() - r.startedMono) : null);
+    const answer = this.health.answered(r, full || r.whole ? Math.round(clock.mono() - r.startedMono) : null);
     for (let i = 0; i < slices.length; i++) {
       if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const { applied, batch } = this.applySlice(r, read, slices[i]!, answer, { first: i === 0, last: i === slices.length - 1, hidden });

@@ -157,6 +157,32 @@ describe('collector', () => {
     expect(rollups.reduce((sum, r) => sum + r.count, 0)).toBeGreaterThanOrEqual(samples.length);
   }, 30_000);
 
+  it('a PostgreSQL lease table, polled for what changed: each renewal seen once with its interval and margin, and every poll timed', async () => {
+    const table = `col_${unique()}`;
+    const key = 'renewing';
+    const lease = { backend: 'postgres' as const, url: db.url, table };
+    const only = holder(lease, key, 'steady', { ttlMs: 3_000, renewEveryMs: 400 }); // its client makes the table
+    await only.held;
+    const collector = collect([{ name: 'p4', backend: 'postgres', url: db.url, tables: [{ table, format: 'leasehold' }], advisoryLocks: false }]);
+    const polls = async () => Number(/^leasehold_poll_duration_seconds_count\{source="p4"\} (\d+)$/m.exec(await renderMetrics())?.[1] ?? 0);
+    await expect.poll(() => store.prisma.renewalSample.count({ where: { leaseId: `p4/${table}/${key}` } }), { timeout: 10_000 }).toBeGreaterThanOrEqual(6);
+    const samples = await store.prisma.renewalSample.findMany({ where: { leaseId: `p4/${table}/${key}` }, orderBy: { seq: 'asc' } });
+    // Polled every 200 ms, renewed every 400 ms with a 3 s TTL: each renewal is seen once, at
+    // the first poll after it, so its interval is about 400 ms and its margin about 2.6 s.
+    const later = samples.slice(1).map((s) => ({ intervalMs: Number(s.intervalMs), marginMs: Number(s.marginMs) }));
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    expect(median(later.map((s) => s.intervalMs))).toBeGreaterThan(250);
+    expect(median(later.map((s) => s.intervalMs))).toBeLessThan(700);
+    expect(median(later.map((s) => s.marginMs))).toBeGreaterThan(2_200);
+    expect((await events(`p4/${table}/${key}`)).map((e) => e.type)).toEqual(['acquired']);
+    // Each poll reads only what changed, and each is timed, as full reads are.
+    const before = await polls();
+    await sleep(1_500);
+    expect((await polls()) - before).toBeGreaterThanOrEqual(4);
+    expect((await store.prisma.source.findUniqueOrThrow({ where: { name: 'p4' } })).lastPollMs).not.toBeNull();
+    await collector.stop();
+  }, 30_000);
+
   describe('a Redis stopped for 10 s', () => {
     let redis: RedisServer;
     beforeAll(async () => {
