@@ -60,7 +60,10 @@ export async function readWatermark(state: PostgresSourceState, client: PgPoolCl
     return rows[0] ?? null;
   } catch (error) {
     if (!onlyThisPart(error)) throw error;
-    state.delta.possible = false; // no such function here (or not allowed): full reads
+    // No such function here (before PostgreSQL 13), or not allowed: full reads from now on.
+    // Anything else (a statement cancelled, say): a full read this time.
+    const code = (error as { code?: unknown })?.code;
+    if (code === '42883' || code === '42501') state.delta.possible = false;
     return null;
   }
 }
