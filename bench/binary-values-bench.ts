@@ -103,7 +103,7 @@ if (values.child) {
   } as unknown as import('../lib/config').Config;
   const reads: { full: boolean; ok: boolean; durationMs: number }[] = [];
   const started = performance.now();
-  const collector = startCollector({ store, config, log: () => {}, onRead: (r) => reads.push({ full: r.full, ok: r.ok, durationMs: r.durationMs }) });
+  const collector = startCollector({ store, config, log: () => {}, onRead: (r) => reads.push({ full: r.kind === 'full', ok: r.ok, durationMs: r.durationMs }) });
   while ((await store.prisma.lease.count()) < VALUE_KEYS + LOCKS) {
     if (performance.now() - started > 120_000) throw new Error('the collector did not write every lease within 2 minutes');
     await sleep(100);

@@ -125,7 +125,7 @@ async function runSize(size: number): Promise<Result> {
     log: values.verbose ? (line) => log(`    collector: ${line}`) : () => {},
     onRead: (r) => {
       reads.push({ ...r, at: performance.now() });
-      if (values.verbose && r.full) log(`    read ${r.source}: ${r.ok ? 'ok' : 'FAILED'} ${r.leases} leases, ${r.changed} changed, ${r.events} events, ${Math.round(r.durationMs)} ms`);
+      if (values.verbose && r.kind === 'full') log(`    read ${r.source}: ${r.ok ? 'ok' : 'FAILED'} ${r.leases} leases, ${r.changed} changed, ${r.events} events, ${Math.round(r.durationMs)} ms`);
     },
   });
   while ((await store.prisma.lease.count()) < size) {
@@ -185,7 +185,7 @@ async function runSize(size: number): Promise<Result> {
   const polls: Result['polls'] = {};
   for (const source of ['pg', 'redis', 'etcd']) {
     // PostgreSQL: every poll (each reads the rows changed since the last, or everything); Redis and etcd: their full reads (their polls are liveness checks).
-    const full = reads.filter((r) => r.source === source && (r.full || (source === 'pg' && r.kind === 'poll')) && r.ok).map((r) => r.durationMs);
+    const full = reads.filter((r) => r.source === source && (r.kind === 'full' || (source === 'pg' && r.kind === 'poll')) && r.ok).map((r) => r.durationMs);
     polls[source] = { n: full.length, p50: percentile(full, 50), p99: percentile(full, 99) };
   }
   const rounds = Math.max(1, ...Object.values(polls).map((p) => p.n));

@@ -45,7 +45,7 @@ export type ObserveOptions = {
   bus: Bus;
 };
 
-export type ReadReport = { source: string; full: boolean; kind: CompletedRead['kind']; /* a full read, a poll, a targeted read */ ok: boolean; leases: number; changed: number; events: number; durationMs: number };
+export type ReadReport = { source: string; kind: CompletedRead['kind']; /* a full read, a poll, a targeted read */ ok: boolean; leases: number; changed: number; events: number; durationMs: number };
 
 /** One completed read, as the lanes hand it over. kind: full, a snapshot of everything; poll, a liveness check with what changed; keys, hinted keys only. */
 type CompletedRead = ReadStart & {
@@ -269,11 +269,11 @@ class SourceObserver {
     }
     this.options.alerts?.sourceStatus(source.name, false, reason);
     if (down) await this.enqueue({ ...emptyBatch(this.options, down.row), sourceEvents: down.sourceEvents, ...(down.newlyDown ? { setStale: true } : {}) });
-    this.options.onRead?.({ source: source.name, full: true, kind: 'full', ok: false, leases: this.known.size, changed: 0, events: 0, durationMs: clock.mono() - start.startedMono });
+    this.options.onRead?.({ source: source.name, kind: 'full', ok: false, leases: this.known.size, changed: 0, events: 0, durationMs: clock.mono() - start.startedMono });
   }
 
   private report(r: CompletedRead, total: { changed: number; events: number }) {
-    this.options.onRead?.({ source: this.source.name, full: r.kind === 'full', kind: r.kind, ok: true, leases: this.known.size, ...total, durationMs: this.clock.mono() - r.startedMono });
+    this.options.onRead?.({ source: this.source.name, kind: r.kind, ok: true, leases: this.known.size, ...total, durationMs: this.clock.mono() - r.startedMono });
   }
 
   private async write(batch: WriteBatch): Promise<WrittenEvent[] | undefined> {

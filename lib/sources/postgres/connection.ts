@@ -3,9 +3,7 @@
 // a failure; and the state its reads share.
 import type { PgPoolClientLike, PgPoolLike } from '../../db/pg-like';
 import pg from 'pg';
-import type { Clock } from '../../time/clock';
 import type { PostgresSourceConfig } from './config';
-import type { DeltaState } from './delta';
 import { SourceUnavailableError } from '../errors';
 import { unavailable } from './part-errors';
 
@@ -18,9 +16,6 @@ export type PostgresSourceState = {
   // Each table's layout is checked once (and again after any failure): the columns it must
   // have, and which timestamps carry no time zone.
   layouts: Map<string, Set<string>>;
-  /** What the last full read saw, for polls that read only what changed since (delta.ts). */
-  delta: DeltaState;
-  clock: Clock;
 };
 
 /** The source's own pool, on config.url. */

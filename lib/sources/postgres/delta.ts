@@ -23,10 +23,11 @@ import type { PgPoolClientLike } from '../../db/pg-like';
 import type { Observation } from '../../domain/observe';
 import type { PollResult } from '../types';
 import { readAdvisory } from './advisory';
+import type { Clock } from '../../time/clock';
 import type { PostgresSourceState } from './connection';
 import { onlyThisPart, PartUnreadableError } from './part-errors';
 import { changedRowsQuery, type TableRow } from './table-query';
-import { judgeRows, layoutOf, tableFailure } from './tables';
+import { judgeRows, layoutOf, tableFailure, type JudgedRows } from './tables';
 
 /** How often a source whose polls read only what changed still reads everything (belt and braces: nothing above needs it). */
 export const FULL_READ_EVERY_MS = 300_000;
@@ -48,10 +49,13 @@ export type DeltaState = {
   serverVersion: string | null;
 };
 
+/** A source's state as its reads see it: what the last full read saw, for the polls after it, and the clock they are timed on. */
+export type PostgresReadState = PostgresSourceState & { delta: DeltaState; clock: Clock };
+
 export const newDeltaState = (): DeltaState => ({ possible: true, base: null, tables: new Map(), advisory: new Set(), serverVersion: null });
 
 /** The snapshot before a read, or null when this server cannot give one (then polls read everything). */
-export async function readWatermark(state: PostgresSourceState, client: PgPoolClientLike): Promise<Watermark | null> {
+export async function readWatermark(state: PostgresReadState, client: PgPoolClientLike): Promise<Watermark | null> {
   if (!state.delta.possible) return null;
   try {
     const { rows } = await client.query<Watermark>(
@@ -70,9 +74,9 @@ export async function readWatermark(state: PostgresSourceState, client: PgPoolCl
 
 /** After a full read: the keys of each table as read, and the watermark taken before it (null: the next poll reads everything again). */
 export function rememberFullRead(
-  state: PostgresSourceState,
+  state: PostgresReadState,
   watermark: Watermark | null,
-  { tables, advisory }: { tables: Map<string, { observations: Observation[]; nameless: number }>; advisory: Observation[] },
+  { tables, advisory }: { tables: Map<string, JudgedRows>; advisory: Observation[] },
   serverVersion: string | null,
   startedMono: number,
 ) {
@@ -90,7 +94,7 @@ export function rememberFullRead(
 export const namelessProblem = (table: string, nameless: number) => `table ${table}: ${nameless} row${nameless === 1 ? '' : 's'} with a NULL name (not shown: they cannot be told apart)`;
 
 /** A poll of what changed since the last read; null when a full read is needed instead (the caller makes it, on the same connection). */
-export async function pollChanges(state: PostgresSourceState, client: PgPoolClientLike, nowMono: number): Promise<PollResult | null> {
+export async function pollChanges(state: PostgresReadState, client: PgPoolClientLike, nowMono: number): Promise<PollResult | null> {
   const { delta, config } = state;
   const base = delta.base;
   if (!delta.possible || !base || nowMono - base.fullAtMono >= FULL_READ_EVERY_MS) return null;
@@ -128,7 +132,7 @@ export async function pollChanges(state: PostgresSourceState, client: PgPoolClie
 }
 
 /** The table's rows changed since the watermark, judged; null when the table must be read whole (a row was deleted, or it cannot say). */
-async function readChanged(state: PostgresSourceState, client: PgPoolClientLike, table: string, format: 'leasehold' | 'shedlock', base: Watermark, names: TableNames): Promise<Observation[] | null> {
+async function readChanged(state: PostgresReadState, client: PgPoolClientLike, table: string, format: 'leasehold' | 'shedlock', base: Watermark, names: TableNames): Promise<Observation[] | null> {
   let rows: (TableRow & { named: number; nameless: number })[];
   try {
     const layout = await layoutOf(state, client, table, format);

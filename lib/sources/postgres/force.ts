@@ -25,8 +25,6 @@ import {
   type ForcePlan,
 } from '../force';
 import { sessionName } from './advisory';
-import { newDeltaState } from './delta';
-import { systemClock } from '../../time/clock';
 import { openPool, withClient, type PostgresSourceState } from './connection';
 import {
   ADVISORY_HOLDERS,
@@ -156,7 +154,7 @@ const REFUSED_SQLSTATE = /^(?:22|23|25|42|0A)[0-9A-Z]{3}$/;
 export function createPostgresForce(config: PostgresSourceConfig, given?: PgPoolLike) {
   const pool: PgPoolLike = given ?? openPool(config);
   pool.on('error', () => {});
-  const state: PostgresSourceState = { config, pool, layouts: new Map(), delta: newDeltaState(), clock: systemClock };
+  const state: PostgresSourceState = { config, pool, layouts: new Map() };
   // A conflict or a refusal comes out of withClient as a value: thrown through it, it would
   // cost the connection (withClient discards one after any failure).
   const run = async <T>(signal: AbortSignal, work: (client: PgPoolClientLike) => Promise<T>): Promise<T> => {

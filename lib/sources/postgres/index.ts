@@ -25,8 +25,8 @@ import { silentLogger, type Logger } from '../../log';
 import type { PostgresSourceConfig } from './config';
 import type { LeaseSource, PollResult, SourceSnapshot } from '../types';
 import { systemClock, type Clock } from '../../time/clock';
-import { openPool, withClient, type PostgresSourceState } from './connection';
-import { newDeltaState, pollChanges } from './delta';
+import { openPool, withClient } from './connection';
+import { newDeltaState, pollChanges, type PostgresReadState } from './delta';
 import { readKeysOf } from './read-keys';
 import { readSnapshot } from './snapshot';
 
@@ -41,7 +41,7 @@ export function createPostgresSource(config: PostgresSourceConfig, defaultPollMs
   const pool: PgPoolLike = given ?? openPool(config);
   // An idle connection that breaks is dropped by the pool; the next read opens another (a read that fails says so).
   pool.on('error', (error: unknown) => log.debug({ err: error }, 'an idle connection failed'));
-  const state: PostgresSourceState = { config, pool, layouts: new Map(), delta: newDeltaState(), clock };
+  const state: PostgresReadState = { config, pool, layouts: new Map(), delta: newDeltaState(), clock };
 
   return {
     name: config.name,

@@ -6,12 +6,11 @@ import type { Observation } from '../../domain/observe';
 import { SourceUnavailableError } from '../errors';
 import type { SourceSnapshot, UnreadScope } from '../types';
 import { readAdvisory } from './advisory';
-import type { PostgresSourceState } from './connection';
-import { namelessProblem, readWatermark, rememberFullRead } from './delta';
+import { namelessProblem, readWatermark, rememberFullRead, type PostgresReadState } from './delta';
 import { PartUnreadableError } from './part-errors';
 import { readTable, type JudgedRows } from './tables';
 
-export async function readSnapshot(state: PostgresSourceState, client: PgPoolClientLike): Promise<SourceSnapshot> {
+export async function readSnapshot(state: PostgresReadState, client: PgPoolClientLike): Promise<SourceSnapshot> {
   const { config } = state;
   const startedMono = state.clock.mono();
   // Where this read starts, for the polls after it to read only what changed since (delta.ts).
