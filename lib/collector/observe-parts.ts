@@ -12,7 +12,7 @@ import { eventView, leaseView } from '../domain/views';
 import type { Bus } from '../live/bus';
 import type { WrittenEvent } from '../db/observer-writes';
 import { metrics } from '../metrics';
-import type { Clock } from '../time/clock';
+import { breathe, ITEMS_PER_BREATH, type Clock } from '../time/clock';
 import type { SourceHealth } from './source-health';
 import { retryLine } from '../time/retry';
 
@@ -69,7 +69,7 @@ export function refusedAgain(health: SourceHealth, known: ReadonlyMap<string, Tr
 export type Slice = { observations: Observation[]; scope: string[] };
 
 /** How many leases of a read are applied at once before the event loop is let go (about 5 ms of work). */
-export const APPLY_SLICE = 2_000;
+export const APPLY_SLICE = 1_000;
 
 /**
  * A read's observations and the keys it speaks for (`scope`: a key in it and not observed is
@@ -114,10 +114,12 @@ export function publishWritten(bus: Bus, nowWall: number, applied: AppliedRead, 
  * read unchanged, so they count as observed by it (as a full read that found them unchanged
  * would count them), unless a read begun later already moved them forward.
  */
-export function observedUnchanged(known: ReadonlyMap<string, TrackedLease>, prefixes: readonly string[] | undefined, covered: readonly string[], read: { startedMono: number; startedWall: number }) {
+export async function observedUnchanged(known: ReadonlyMap<string, TrackedLease>, prefixes: readonly string[] | undefined, covered: readonly string[], read: { startedMono: number; startedWall: number }): Promise<void> {
   if (!prefixes?.length) return;
   const seen = new Set(covered);
+  let done = 0;
   for (const [key, lease] of known) {
+    if (++done % ITEMS_PER_BREATH === 0) await breathe(); // every lease of a table, every poll: with the loop let go
     if (lease.stale || lease.observedAtMono >= read.startedMono || seen.has(key) || !prefixes.some((prefix) => key.startsWith(prefix))) continue;
     lease.observedAtMono = read.startedMono;
     lease.observedAtWall = read.startedWall;

@@ -131,7 +131,7 @@ export function deadlineOf(clock: Clock, parent: AbortSignal, ms: number): { sig
 }
 
 /** Items a long loop goes through before it lets the event loop run (about a few ms of work each time). */
-export const ITEMS_PER_BREATH = 2_000;
+export const ITEMS_PER_BREATH = 500;
 
 /**
  * Lets timers, I/O and other reads run in the middle of long synchronous work over many

@@ -30,15 +30,24 @@ export function candidateOf(key: string, leaseId: string): string | null {
   return null;
 }
 
-function group(kvs: IKeyValue[]): Grouped {
+/** Each key's election (or null), worked out once per key as the mirror holds it (a poll groups every key, every second). */
+const electionOfKv = new WeakMap<IKeyValue, string | null>();
+
+async function group(kvs: IKeyValue[]): Promise<Grouped> {
   const elections = new Map<string, IKeyValue[]>();
   const singles: IKeyValue[] = [];
+  let done = 0;
   for (const kv of kvs) {
+    if (++done % ITEMS_PER_BREATH === 0) await breathe();
     const lease = String(kv.lease);
     if (lease === '0') continue;
-    const election = candidateOf(kv.key.toString('latin1'), lease);
-    if (election !== null) elections.set(election, [...(elections.get(election) ?? []), kv]);
-    else singles.push(kv);
+    let election = electionOfKv.get(kv);
+    if (election === undefined) electionOfKv.set(kv, (election = candidateOf(kv.key.toString('latin1'), lease)));
+    if (election !== null) {
+      const candidates = elections.get(election);
+      if (candidates) candidates.push(kv);
+      else elections.set(election, [kv]);
+    } else singles.push(kv);
   }
   return { elections, singles };
 }
@@ -118,7 +127,7 @@ function observeSingle(values: ValueMemo, kv: IKeyValue, ttl: Exclude<TtlEstimat
  */
 export async function observeAll(state: EtcdState, kvs: IKeyValue[], forget: boolean, pollMs: number, onlyRead = false): Promise<{ observations: Observation[]; gone: string[] }> {
   const { ttlReadings, values } = state;
-  const first = group(kvs);
+  const first = await group(kvs);
   const leaders = [...first.elections.values()].map((candidates) => String(leaderOf(candidates)[0]!.lease));
   const leases = [...leaders, ...first.singles.map((kv) => String(kv.lease))];
   const readNow = new Set<string>();
@@ -133,7 +142,7 @@ export async function observeAll(state: EtcdState, kvs: IKeyValue[], forget: boo
     }
   }
   const goneLeases = new Set(leases.filter((id) => ttls.get(id) === null));
-  const { elections, singles } = goneLeases.size ? group(kvs.filter((kv) => !goneLeases.has(String(kv.lease)))) : first;
+  const { elections, singles } = goneLeases.size ? await group(kvs.filter((kv) => !goneLeases.has(String(kv.lease)))) : first;
   const gone = [
     ...first.singles.filter((kv) => goneLeases.has(String(kv.lease))).map((kv) => exactOf(kv.key)),
     ...[...first.elections.keys()].filter((name) => !elections.has(name)).map((name) => exactOf(Buffer.from(name, 'latin1'))),

@@ -1,7 +1,7 @@
 // Lease TTLs: which are due to be read in a poll (within a budget), reading them a batch at a
 // time, and each wanted lease's remaining time carried forward from its last reading.
 import type { Etcd3 } from 'etcd3';
-import { systemClock, type Clock } from '../../time/clock';
+import { breathe, ITEMS_PER_BREATH, systemClock, type Clock } from '../../time/clock';
 import { nextReading, type TtlReading } from './ttl-proof';
 
 /**
@@ -63,7 +63,9 @@ export async function leaseTtls(
   }
   const after = clock.mono();
   const result = new Map<string, TtlEstimate>();
+  let done = 0;
   for (const id of unique) {
+    if (++done % ITEMS_PER_BREATH === 0) await breathe();
     if (!ttlReadings.has(id)) continue; // not read yet: unknown, not gone
     const reading = ttlReadings.get(id);
     // etcd reports whole seconds, rounded down: "0" means less than a second is left, or that
