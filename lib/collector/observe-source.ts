@@ -165,7 +165,7 @@ class SourceObserver {
     await this.changesWritten;
     await Promise.all(
       piecesOf(due, MERGE_LIMIT).map(async (piece) => {
-        if (!(await this.renewalsQueue.enqueue({ ...emptyBatch(this.options, null), ...piece }))) return;
+        if (!(await this.renewalsQueue.enqueue({ ...emptyBatch(this.options, null), ...piece, renewedOnly: true }))) return;
         for (const lease of piece.dirty) this.options.bus.publish({ type: 'lease', lease: leaseView(lease, this.clock.wall()) });
       }),
     );
@@ -183,7 +183,7 @@ class SourceObserver {
         ? { ...start, kind: 'full', observations: result.observations, detail: result.status, unread: result.unread }
         : { ...start, kind: 'poll', observations: result.observations, covered: result.covered, whole: !!result.unchangedUnder?.length, detail: result.status ?? null };
     const outcome = await this.applyAndWrite(completed);
-    if (result.kind === 'partial') observedUnchanged(this.known, result.unchangedUnder, result.covered, start);
+    if (result.kind === 'partial') await observedUnchanged(this.known, result.unchangedUnder, result.covered, start);
     this.options.alerts?.sourceStatus(this.source.name, true, null);
     // Leases the store refused are offered again now and then: what refused them may have been fixed.
     const refused = refusedAgain(this.health, this.known, this.source.name);

@@ -79,6 +79,7 @@ export function mergeBatches(a: WriteBatch, b: WriteBatch): WriteBatch {
     renewals: [...a.renewals, ...b.renewals],
     rollups: [...rollups.values()],
     setStale: b.setStale ?? a.setStale,
+    ...(a.renewedOnly && b.renewedOnly ? { renewedOnly: true } : {}),
     ringSize: b.ringSize,
   };
 }

@@ -34,6 +34,12 @@ export type WriteBatch = {
   rollups: { leaseId: string; minute: number; stats: RenewalRollup }[];
   /** Mark every lease of the source stale (source down) or not stale (source back). */
   setStale?: boolean;
+  /**
+   * Every lease in `dirty` changed only by a renewal since its row was last written (the
+   * renewal batches): only the columns a renewal moves are written (lease-rows.ts
+   * updateRenewedLeases), and a lease without a row gets its whole row.
+   */
+  renewedOnly?: boolean;
   ringSize: number;
 };
 

@@ -11,7 +11,7 @@
 // - Rows are passed as one JSON parameter and unpacked with jsonb_to_recordset: the same SQL
 //   runs on PostgreSQL and on the embedded PGlite, whatever the batch size.
 import type { TrackedLease } from '../domain/observe';
-import { checkOwnership, insertEvents, iso, json, upsertLeases, upsertRenewals, upsertRollups, upsertSource } from './lease-rows';
+import { checkOwnership, insertEvents, iso, json, updateRenewedLeases, upsertLeases, upsertRenewals, upsertRollups, upsertSource } from './lease-rows';
 import { StaleOwnerError, type RefusedLease, type WriteBatch, type WrittenEvent } from './observer-batch';
 import type { Store } from './store';
 import { changeNotice, notifyChange } from './change-notices';
@@ -103,7 +103,7 @@ export async function writeBatch(store: Store, batch: WriteBatch): Promise<Writt
     if (batch.setStale !== undefined) {
       await sql.query(`UPDATE "Lease" SET stale = $2, "updatedAt" = now() WHERE "sourceName" = $1 AND stale <> $2`, [batch.source!.name, batch.setStale]);
     }
-    if (batch.dirty.length > 0) await upsertLeases(sql, batch);
+    if (batch.dirty.length > 0) await (batch.renewedOnly ? updateRenewedLeases(sql, batch) : upsertLeases(sql, batch));
     const written = batch.events.length > 0 ? await insertEvents(sql, batch) : [];
     if (batch.sourceEvents.length > 0) {
       await sql.query(

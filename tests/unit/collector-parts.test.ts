@@ -96,6 +96,14 @@ describe('write queue', () => {
       [2, { count: 3 }],
     ]);
   });
+
+  it('mergeBatches keeps a batch renewal-only (its rows written in part) only when both are: a whole row is never cut down', () => {
+    const renewed = { ...emptyBatch(writer, null), dirty: [lease('a', 2)], renewedOnly: true };
+    const whole = { ...emptyBatch(writer, null), dirty: [lease('b', 1)] };
+    expect(mergeBatches(renewed, { ...renewed, dirty: [lease('c', 3)] }).renewedOnly).toBe(true);
+    expect(mergeBatches(renewed, whole).renewedOnly).toBeUndefined();
+    expect(mergeBatches(whole, renewed).renewedOnly).toBeUndefined();
+  });
 });
 
 describe('renewal batcher', () => {
