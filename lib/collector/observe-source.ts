@@ -18,7 +18,7 @@ import type { LeaseSource, PollResult, UnreadScope } from '../sources/types';
 import { systemClock, type Clock } from '../time/clock';
 import { retrying } from '../time/retry';
 import { countStates, deadlineTimers, hideUnread, observedUnchanged, publishWritten, refusedAgain, slicesOf, storeRetry, type Slice } from './observe-parts';
-import { ReadLanes, type ReadStart } from './read-lanes';
+import { ReadLanes, type Handed, type ReadStart } from './read-lanes';
 import { piecesOf, RenewalBatcher } from './renewal-batcher';
 import { SourceHealth } from './source-health';
 import { loadSource, writeBatchSalvaging, type LoadedSource, type WriteBatch, type WrittenEvent } from '../db/observer-writes';
@@ -122,10 +122,7 @@ class SourceObserver {
         onFullRead: (result, start) => this.onFullRead(result, start),
         onGap: () => this.markGap(),
         onFullFailure: (error, start) => this.sourceDown(error, start),
-        onKeysRead: async (result, start) => {
-          const completed: CompletedRead = { ...start, kind: 'keys', observations: result.observations, covered: result.covered };
-          this.report(completed, await this.applyAndWrite(completed));
-        },
+        onKeysRead: (result, start) => this.applyAndWrite({ ...start, kind: 'keys', observations: result.observations, covered: result.covered }),
         isDown: () => this.health.up === false,
         afterGap: () => this.afterGap,
         stopped: () => this.stopWith !== null,
@@ -177,29 +174,29 @@ class SourceObserver {
     this.gapSinceMono = this.clock.mono();
   }
 
-  private async onFullRead(result: PollResult, start: ReadStart) {
+  private async onFullRead(result: PollResult, start: ReadStart): Promise<Handed> {
     const completed: CompletedRead =
       result.kind === 'full'
         ? { ...start, kind: 'full', observations: result.observations, detail: result.status, unread: result.unread }
         : { ...start, kind: 'poll', observations: result.observations, covered: result.covered, whole: !!result.unchangedUnder?.length, detail: result.status ?? null };
-    const outcome = await this.applyAndWrite(completed);
+    const handed = await this.applyAndWrite(completed);
     if (result.kind === 'partial') await observedUnchanged(this.known, result.unchangedUnder, result.covered, start);
     this.options.alerts?.sourceStatus(this.source.name, true, null);
     // Leases the store refused are offered again now and then: what refused them may have been fixed.
     const refused = refusedAgain(this.health, this.known, this.source.name);
     if (refused.length) void this.enqueue({ ...emptyBatch(this.options, null), dirty: refused });
     metrics.set('leasehold_source_up', this.labels, 1);
-    if (completed.kind === 'full' || completed.whole) metrics.observe('leasehold_poll_duration_seconds', this.labels, (this.clock.mono() - start.startedMono) / 1000);
     countStates(this.source.name, this.known);
-    this.report(completed, outcome);
+    return handed;
   }
 
   /**
-   * Applies a completed read and queues its writes; returns once they are written. A large read
+   * Applies a completed read and queues its writes (`written`: once they are in, and the read
+   * reported). A large read
    * is applied a slice at a time, each slice synchronously and written in turn, with the event
    * loop free between slices: a pushed change does not wait behind 100,000 unchanged leases.
    */
-  private async applyAndWrite(r: CompletedRead) {
+  private async applyAndWrite(r: CompletedRead): Promise<Handed> {
     const { known, source, clock } = this;
     const full = r.kind === 'full';
     const unread = r.unread ?? [];
@@ -222,8 +219,7 @@ class SourceObserver {
       if (!idle) writes.push(this.enqueue(batch).then((written) => publishWritten(this.options.bus, this.clock.wall(), applied, batch.dirty, written)));
     }
     if (full && r.startedMono >= this.gapSinceMono) this.afterGap = false;
-    await Promise.all(writes);
-    return total;
+    return { written: Promise.all(writes).then(() => this.report(r, total)) };
   }
 
   /** One slice of a read applied (synchronously): alerts, deadlines and renewals told, its write made ready. */
@@ -272,8 +268,11 @@ class SourceObserver {
     this.options.onRead?.({ source: source.name, kind: 'full', ok: false, leases: this.known.size, changed: 0, events: 0, durationMs: clock.mono() - start.startedMono });
   }
 
+  /** Once a read's writes are in: its time (a poll's is its read's, comparison's and write's) and what it changed. */
   private report(r: CompletedRead, total: { changed: number; events: number }) {
-    this.options.onRead?.({ source: this.source.name, kind: r.kind, ok: true, leases: this.known.size, ...total, durationMs: this.clock.mono() - r.startedMono });
+    const durationMs = this.clock.mono() - r.startedMono;
+    if (r.kind === 'full' || r.whole) metrics.observe('leasehold_poll_duration_seconds', this.labels, durationMs / 1000);
+    this.options.onRead?.({ source: this.source.name, kind: r.kind, ok: true, leases: this.known.size, ...total, durationMs });
   }
 
   private async write(batch: WriteBatch): Promise<WrittenEvent[] | undefined> {

@@ -55,9 +55,17 @@ export function nextFullReadDeadlineMs(baseMs: number, last: { ok: true; duratio
 /** When a read started, on both clocks. */
 export type ReadStart = { startedMono: number; startedWall: number };
 
+/**
+ * What a completed read handed on: `written` settles once its writes are in. A lane reads again
+ * while they are under way, but never two reads ahead: before its next read it waits for the
+ * writes of the read before this one. (A pushed change read meanwhile then waits for one write,
+ * not for a write and then a read.)
+ */
+export type Handed = { written: Promise<unknown> };
+
 export type LaneHandlers = {
   /** A full read or poll completed. */
-  onFullRead(result: PollResult, start: ReadStart): Promise<void>;
+  onFullRead(result: PollResult, start: ReadStart): Promise<Handed>;
   /**
    * The source said events may have been missed (its push stream was cut off, or fell behind
    * a compaction): every read is judged as after a gap until a full read begun after now.
@@ -66,7 +74,7 @@ export type LaneHandlers = {
   /** A full read or poll failed or ran out of time: the source is down. */
   onFullFailure(error: unknown, start: ReadStart): Promise<void>;
   /** A targeted read of hinted keys completed. */
-  onKeysRead(result: { covered: string[]; observations: PollResult['observations'] }, start: ReadStart): Promise<void>;
+  onKeysRead(result: { covered: string[]; observations: PollResult['observations'] }, start: ReadStart): Promise<Handed>;
   /** The source is down (the full lane decides when it is back; the keys lane waits). */
   isDown(): boolean;
   /** The last full read was not made (or not yet): the next one reads everything. */
@@ -126,6 +134,7 @@ export class ReadLanes {
     // While the source fails: the delays until the next attempt (null while it answers).
     let backoff: (() => number) | null = null;
     let fullDeadlineMs = this.readTimeoutMs;
+    let writing: Promise<unknown> = Promise.resolve(); // the last read's writes (Handed)
     while (!signal.aborted && !handlers.stopped()) {
       // 1. Wait for the next poll; a hint asks for a read now, unless the source is failing:
       //    then its backoff holds.
@@ -165,13 +174,17 @@ export class ReadLanes {
       // 4. Answered: the backoff is over, and the next deadline fits how long a full read takes.
       backoff = null;
       if (result.kind === 'full') fullDeadlineMs = nextFullReadDeadlineMs(this.readTimeoutMs, { ok: true, durationMs: clock.mono() - start.startedMono });
-      await handlers.onFullRead(result, start);
+      const { written } = await handlers.onFullRead(result, start);
+      await writing;
+      writing = written;
     }
+    await writing;
   }
 
   private async keysLane(signal: AbortSignal) {
     const { source, pending, handlers, clock } = this;
     if (!source.readKeys) return;
+    let writing: Promise<unknown> = Promise.resolve();
     while (!signal.aborted && !handlers.stopped()) {
       if (pending.keys.size === 0) {
         await this.keysAlarm.sleep(KEYS_IDLE_MS, signal);
@@ -198,7 +211,11 @@ export class ReadLanes {
         deadline.dispose();
       }
       // 3. Applied, unless the source is down: the full lane decides when it is back.
-      if (!handlers.isDown()) await handlers.onKeysRead(result, start);
+      if (handlers.isDown()) continue;
+      const { written } = await handlers.onKeysRead(result, start);
+      await writing;
+      writing = written;
     }
+    await writing;
   }
 }

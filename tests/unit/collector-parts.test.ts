@@ -194,16 +194,23 @@ describe('source health', () => {
 
 describe('read lanes', () => {
   type Call = [string, number];
-  function lanes(source: Partial<LeaseSource>, clock: ManualClock) {
+  /** `written`: what each read's writes take (default: done at once), by what was read. */
+  function lanes(source: Partial<LeaseSource>, clock: ManualClock, written: (what: string) => Promise<unknown> = () => Promise.resolve()) {
     const calls: Call[] = [];
     let down = false;
     const handlers: LaneHandlers = {
-      onFullRead: async (result: PollResult) => void calls.push([`read:${result.kind}`, clock.mono()]),
+      onFullRead: async (result: PollResult) => {
+        calls.push([`read:${result.kind}`, clock.mono()]);
+        return { written: written(`read:${result.kind}`) };
+      },
       onFullFailure: async () => {
         down = true;
         calls.push(['failed', clock.mono()]);
       },
-      onKeysRead: async (result) => void calls.push([`keys:${result.covered.join(',')}`, clock.mono()]),
+      onKeysRead: async (result) => {
+        calls.push([`keys:${result.covered.join(',')}`, clock.mono()]);
+        return { written: written(`keys:${result.covered.join(',')}`) };
+      },
       isDown: () => down,
       afterGap: () => false,
       onGap: () => void calls.push(['gap', clock.mono()]),
@@ -289,6 +296,31 @@ describe('read lanes', () => {
     await clock.advance(10);
     expect(calls.filter(([what]) => what.startsWith('keys'))).toEqual([['keys:a,b', 105]]);
     stop.abort();
+    await running;
+  });
+
+  it('a lane reads again while its last read is being written, but never two reads ahead of the store', async () => {
+    const clock = new ManualClock();
+    const writes = new Map<string, () => void>();
+    const slowWrite = (what: string) => (what.startsWith('keys') ? new Promise<void>((resolve) => writes.set(what, resolve)) : Promise.resolve());
+    const { calls, lanes: l } = lanes({ readKeys: async (keys: string[]) => ({ covered: keys, observations: [] }) }, clock, slowWrite);
+    const stop = new AbortController();
+    const running = l.run(stop.signal);
+    await clock.advance(100);
+    const keyReads = () => calls.filter(([what]) => what.startsWith('keys')).map(([what]) => what);
+    l.hint({ keys: ['a'] });
+    await clock.advance(10);
+    l.hint({ keys: ['b'] }); // a's write is under way: b is read now
+    await clock.advance(10);
+    expect(keyReads()).toEqual(['keys:a', 'keys:b']);
+    l.hint({ keys: ['c'] }); // a's write still is: c waits for it
+    await clock.advance(100);
+    expect(keyReads()).toEqual(['keys:a', 'keys:b']);
+    writes.get('keys:a')!(); // a's write is in
+    await clock.advance(10);
+    expect(keyReads()).toEqual(['keys:a', 'keys:b', 'keys:c']);
+    stop.abort();
+    for (const resolve of writes.values()) resolve();
     await running;
   });
 });
