@@ -88,4 +88,12 @@ describe.each(stores)('a renewal batch writes only what renewals move (%s)', (_n
     expect((await stored(newer.id))!.expiresAt).toEqual(new Date(at + 50_000));
     expect(await stored(fresh.id)).toMatchObject({ holder: 'worker-1', token: '7', version: '1', expiresAt: new Date(at + 30_000) });
   });
+
+  it('the renewed tables leave room on each page for a row\'s next version (migration 20261209000000_renewal_room)', async () => {
+    const options = await storeOf().withSql((sql) => sql.query<{ relname: string; reloptions: string[] | null }>(`SELECT relname, reloptions FROM pg_class WHERE relname IN ('Lease', 'RenewalSample') ORDER BY relname`));
+    expect(options).toEqual([
+      { relname: 'Lease', reloptions: ['fillfactor=70'] },
+      { relname: 'RenewalSample', reloptions: ['fillfactor=70'] },
+    ]);
+  });
 });
