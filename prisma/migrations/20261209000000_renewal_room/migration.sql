@@ -7,7 +7,7 @@
 -- PostgreSQL writes the new version beside the old one and leaves the indexes alone (a
 -- heap-only tuple update: a renewal changes no indexed column). bench/renewal-write-bench.ts
 -- measured the lease rows of 10,000 renewals (written in part) at about 200 ms a batch packed
--- full and 115 ms with this room (bench/RESULTS.md).
+-- full and 127 ms with this room (bench/RESULTS.md).
 --
 -- Only pages filled from now on keep the room; a store's existing pages get it with VACUUM
 -- FULL "Lease", "RenewalSample" (which locks the tables while it runs). Nothing is rewritten
