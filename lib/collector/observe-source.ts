@@ -191,10 +191,10 @@ class SourceObserver {
   }
 
   /**
-   * Applies a completed read and queues its writes (`written`: once they are in, and the read
-   * reported). A large read
-   * is applied a slice at a time, each slice synchronously and written in turn, with the event
-   * loop free between slices: a pushed change does not wait behind 100,000 unchanged leases.
+   * Applies a completed read and queues its writes (`written`: once they are in and the read is
+   * reported). A large read is applied a slice at a time, each slice synchronously and written
+   * in turn, with the event loop free between slices: a pushed change does not wait behind
+   * 100,000 unchanged leases.
    */
   private async applyAndWrite(r: CompletedRead): Promise<Handed> {
     const { known, source, clock } = this;

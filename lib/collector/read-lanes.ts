@@ -2,7 +2,8 @@
 // poll the source says is enough), and targeted reads of what a pushed change hint named, so
 // a pushed change need not wait behind a slow full read. The lanes decide when to read and
 // with what deadline; what a read means is the observer's (observe-source.ts), told through
-// LaneHandlers.
+// LaneHandlers. A lane reads again while its last read's writes are under way, never two
+// reads ahead of the store (Handed).
 //
 // A failing source costs next to nothing: every read has a deadline that does not depend on
 // the adapter honouring its signal, and the next attempt waits a backoff with jitter (from the
