@@ -64,6 +64,12 @@ export type ReadStart = { startedMono: number; startedWall: number };
  */
 export type Handed = { written: Promise<unknown> };
 
+/** `written`, awaited later: a failure it ends with is thrown there, not reported as unhandled meanwhile. */
+function handled(written: Promise<unknown>): Promise<unknown> {
+  written.catch(() => {});
+  return written;
+}
+
 export type LaneHandlers = {
   /** A full read or poll completed. */
   onFullRead(result: PollResult, start: ReadStart): Promise<Handed>;
@@ -177,7 +183,7 @@ export class ReadLanes {
       if (result.kind === 'full') fullDeadlineMs = nextFullReadDeadlineMs(this.readTimeoutMs, { ok: true, durationMs: clock.mono() - start.startedMono });
       const { written } = await handlers.onFullRead(result, start);
       await writing;
-      writing = written;
+      writing = handled(written);
     }
     await writing;
   }
@@ -215,7 +221,7 @@ export class ReadLanes {
       if (handlers.isDown()) continue;
       const { written } = await handlers.onKeysRead(result, start);
       await writing;
-      writing = written;
+      writing = handled(written);
     }
     await writing;
   }

@@ -323,6 +323,25 @@ describe('read lanes', () => {
     for (const resolve of writes.values()) resolve();
     await running;
   });
+
+  it('a read whose writes fail ends the lane with that failure when it next reads, not as an unhandled rejection meanwhile', async () => {
+    const clock = new ManualClock();
+    let fail: (error: Error) => void = () => {};
+    const failing = (what: string) => (what === 'keys:a' ? new Promise<void>((_, reject) => (fail = reject)) : Promise.resolve());
+    const { lanes: l } = lanes({ readKeys: async (keys: string[]) => ({ covered: keys, observations: [] }) }, clock, failing);
+    const stop = new AbortController();
+    const running = l.run(stop.signal);
+    running.catch(() => {});
+    await clock.advance(100);
+    l.hint({ keys: ['a'] });
+    await clock.advance(10);
+    fail(new Error('the store went away'));
+    await clock.advance(1_000); // the lane sleeps meanwhile, holding the failed write
+    l.hint({ keys: ['b'] });
+    await clock.advance(10);
+    await expect(running).rejects.toThrow('the store went away');
+    stop.abort();
+  });
 });
 
 describe('waits', () => {
