@@ -68,7 +68,7 @@ export function refusedAgain(health: SourceHealth, known: ReadonlyMap<string, Tr
 
 export type Slice = { observations: Observation[]; scope: string[] };
 
-/** How many leases of a read are applied at once before the event loop is let go (about 5 ms of work). */
+/** How many leases of a read are applied at once before the event loop is let go (a few ms of work; one source's slice runs beside the others'). */
 export const APPLY_SLICE = 1_000;
 
 /**
