@@ -9,16 +9,16 @@ import type { WriteBatch, WrittenEvent } from './observer-batch';
 import type { SqlSession } from './sql';
 import type { Store } from './store';
 
-const CHANNEL = 'leasehold_changes';
+export const CHANGE_CHANNEL = 'leasehold_changes';
 /** Up to this many lease and event ids in a notice; more is "read the source's leases". */
-const MAX_IDS = 200;
+export const MAX_NOTICE_IDS = 200;
 
 export const changeNoticeSchema = z.object({
   collector: z.string().max(500),
   source: z.string().min(1).max(500),
   sourceRow: z.boolean().optional(),
-  leases: z.array(z.string().max(20_000)).max(MAX_IDS).nullable(),
-  events: z.array(z.string().regex(/^[1-9]\d{0,18}$/)).max(MAX_IDS).nullable(),
+  leases: z.array(z.string().max(20_000)).max(MAX_NOTICE_IDS).nullable(),
+  events: z.array(z.string().regex(/^[1-9]\d{0,18}$/)).max(MAX_NOTICE_IDS).nullable(),
 });
 
 export type ChangeNotice = z.infer<typeof changeNoticeSchema>;
@@ -31,14 +31,14 @@ export function changeNotice(batch: WriteBatch, written: readonly WrittenEvent[]
     collector: batch.collector.id,
     source,
     sourceRow: batch.sourceEvents.length > 0,
-    leases: batch.dirty.length <= MAX_IDS ? batch.dirty.map((l) => l.id) : null,
-    events: written.length <= MAX_IDS ? written.map((e) => e.id) : null,
+    leases: batch.dirty.length <= MAX_NOTICE_IDS ? batch.dirty.map((l) => l.id) : null,
+    events: written.length <= MAX_NOTICE_IDS ? written.map((e) => e.id) : null,
   };
 }
 
 /** Sends a notice in the writing transaction: other processes hear it when it commits. */
 export async function notifyChange(sql: SqlSession, notice: ChangeNotice): Promise<void> {
-  await sql.query(`SELECT pg_notify('${CHANNEL}', $1)`, [JSON.stringify(notice)]);
+  await sql.query(`SELECT pg_notify('${CHANGE_CHANNEL}', $1)`, [JSON.stringify(notice)]);
 }
 
 /** A payload heard on the channel as a notice, or null when it is not one Leasehold wrote. */
@@ -71,10 +71,10 @@ export async function listenForChanges(store: Store, heard: (notice: ChangeNotic
   try {
     await listener.connect();
     listener.on('notification', (message) => {
-      const notice = message.channel === CHANNEL ? parseChangeNotice(message.payload) : null;
+      const notice = message.channel === CHANGE_CHANNEL ? parseChangeNotice(message.payload) : null;
       if (notice) heard(notice);
     });
-    await listener.query(`LISTEN ${CHANNEL}`);
+    await listener.query(`LISTEN ${CHANGE_CHANNEL}`);
   } catch (error) {
     await listener.end().catch(() => {});
     throw error;

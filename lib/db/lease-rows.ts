@@ -1,6 +1,8 @@
 // The SQL of each lease table the collector writes (observer-writes.ts runs them in one
-// transaction). Rows are passed as one JSON parameter and unpacked with jsonb_to_recordset:
-// the same SQL runs on PostgreSQL and on the embedded PGlite, whatever the batch size.
+// transaction; change-write.ts puts those of a batch of state changes in one statement, hence
+// the builders taking Params). Rows are passed as one JSON parameter and unpacked with
+// jsonb_to_recordset: the same SQL runs on PostgreSQL and on the embedded PGlite, whatever the
+// batch size.
 import { isFenced } from '../domain/lease-view';
 import type { TrackedLease } from '../domain/tracked-lease';
 import type { SqlSession } from './sql';
@@ -24,24 +26,46 @@ export const json = (value: unknown) => {
   }
 };
 
-export async function checkOwnership(sql: SqlSession, batch: WriteBatch) {
+/** The parameters of a statement being built: `add` gives each value its placeholder. */
+export class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/** The source a batch without the source's row fences on, or null when it writes unfenced (no ownership token: the embedded store). */
+export function fencedSource(batch: WriteBatch): string | null {
   const name = batch.collector.source ?? batch.dirty[0]?.source ?? batch.renewals[0]?.lease.source;
-  if (!name || batch.collector.token === 0n) return;
+  return !name || batch.collector.token === 0n ? null : name;
+}
+
+/** A row if `name`'s source row still carries this collector's token. */
+export function ownershipSql(p: Params, name: string, token: bigint): string {
+  return `SELECT 1 FROM "Source" WHERE name = ${p.add(name)} AND "collectorToken" = ${p.add(token.toString())}::bigint`;
+}
+
+export async function checkOwnership(sql: SqlSession, batch: WriteBatch) {
+  const name = fencedSource(batch);
+  if (name === null) return;
   // A batch without the source's row (renewals) checks that the row still names this
   // observer's ownership token, without locking anything: a lock here would hold up the
   // ownership lease's renewal (or the other write queue) for as long as a large batch takes.
   // A new owner takes the row over with its first write; a renewal batch that raced with
   // that write adds true renewals and no events, and the version guard keeps the newer rows.
-  const rows = await sql.query(`SELECT 1 FROM "Source" WHERE name = $1 AND "collectorToken" = $2::bigint`, [name, batch.collector.token.toString()]);
+  const p = new Params();
+  const rows = await sql.query(ownershipSql(p, name, batch.collector.token), p.values);
   if (rows.length === 0) throw new StaleOwnerError(name);
 }
 
-export async function upsertSource(sql: SqlSession, source: SourceWrite, batch: WriteBatch) {
+/** Writes the source's row if this collector's token is not older than the row's; returns its name (no row: refused). */
+export function sourceUpsertSql(p: Params, source: SourceWrite, batch: WriteBatch): string {
   const { collector } = batch;
   const lastSeq = batch.sourceEvents.reduce((max, e) => Math.max(max, e.seq), 0);
-  const rows = await sql.query(
-    `INSERT INTO "Source" (name, backend, status, "lastGoodReadAt", "lastError", "lastPollMs", "pollMs", detail, "collectorId", "collectorToken", "lastSeq", "updatedAt")
-     VALUES ($1, $2, $3::"SourceStatus", $4::timestamptz, $5, $6, $7, $8::jsonb, $9, $10::bigint, $11, now())
+  const v = [source.name, source.backend, source.status, iso(source.lastGoodReadAt), source.lastError, source.lastPollMs, source.pollMs, source.detail === null ? null : json(source.detail), collector.id, collector.token.toString(), lastSeq].map((value) => p.add(value));
+  return `INSERT INTO "Source" (name, backend, status, "lastGoodReadAt", "lastError", "lastPollMs", "pollMs", detail, "collectorId", "collectorToken", "lastSeq", "updatedAt")
+     VALUES (${v[0]}, ${v[1]}, ${v[2]}::"SourceStatus", ${v[3]}::timestamptz, ${v[4]}, ${v[5]}, ${v[6]}, ${v[7]}::jsonb, ${v[8]}, ${v[9]}::bigint, ${v[10]}, now())
      ON CONFLICT (name) DO UPDATE SET
        backend = EXCLUDED.backend,
        status = EXCLUDED.status,
@@ -55,21 +79,12 @@ export async function upsertSource(sql: SqlSession, source: SourceWrite, batch: 
        "lastSeq" = GREATEST("Source"."lastSeq", EXCLUDED."lastSeq"),
        "updatedAt" = now()
      WHERE "Source"."collectorToken" IS NULL OR "Source"."collectorToken" <= EXCLUDED."collectorToken"
-     RETURNING name`,
-    [
-      source.name,
-      source.backend,
-      source.status,
-      iso(source.lastGoodReadAt),
-      source.lastError,
-      source.lastPollMs,
-      source.pollMs,
-      source.detail === null ? null : json(source.detail),
-      collector.id,
-      collector.token.toString(),
-      lastSeq,
-    ],
-  );
+     RETURNING name`;
+}
+
+export async function upsertSource(sql: SqlSession, source: SourceWrite, batch: WriteBatch) {
+  const p = new Params();
+  const rows = await sql.query(sourceUpsertSql(p, source, batch), p.values);
   if (rows.length === 0) throw new StaleOwnerError(source.name);
 }
 
@@ -107,21 +122,24 @@ export function leaseRowOf(l: TrackedLease) {
   };
 }
 
-export async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
-  const rows = batch.dirty.map(leaseRowOf);
-  await sql.query(
-    `INSERT INTO "Lease" (id, "sourceName", backend, kind, key, state, holder, token, "lastHolder", "lastToken", fenced, "ttlMs",
+/**
+ * Writes leases whole (every column), unless the row holds a newer version. `gate`: a WHERE on
+ * the rows read (a statement that writes only when its source is still owned).
+ */
+export function leaseUpsertSql(p: Params, leases: readonly TrackedLease[], gate = ''): string {
+  return `INSERT INTO "Lease" (id, "sourceName", backend, kind, key, state, holder, token, "lastHolder", "lastToken", fenced, "ttlMs",
                           "acquiredAt", "renewedAt", "expiresAt", "observedAt", stale, candidates, transitions, "lastSeq", "renewalSeq",
                           "endedAt", "endedCause", problem, detail, version, "lastIntervalMs", "lastMarginMs", "updatedAt")
      SELECT id, "sourceName", backend, kind, key, state, holder, token::numeric, "lastHolder", "lastToken"::numeric, fenced, "ttlMs",
             "acquiredAt"::timestamptz, "renewedAt"::timestamptz, "expiresAt"::timestamptz, "observedAt"::timestamptz, stale,
             COALESCE(candidates, '[]'::jsonb), transitions, "lastSeq", "renewalSeq"::bigint, "endedAt"::timestamptz, "endedCause", problem, detail,
             version::bigint, "lastIntervalMs", "lastMarginMs", now()
-       FROM jsonb_to_recordset($1::jsonb) AS x(id text, "sourceName" text, backend text, kind text, key text, state text, holder text,
+       FROM jsonb_to_recordset(${p.add(json(leases.map(leaseRowOf)))}::jsonb) AS x(id text, "sourceName" text, backend text, kind text, key text, state text, holder text,
             token text, "lastHolder" text, "lastToken" text, fenced boolean, "ttlMs" int8, "acquiredAt" text, "renewedAt" text,
             "expiresAt" text, "observedAt" text, stale boolean, candidates jsonb, transitions int, "lastSeq" int, "renewalSeq" text,
             "endedAt" text, "endedCause" text, problem text, detail jsonb, version text,
             "lastIntervalMs" int8, "lastMarginMs" int8)
+     ${gate}
      ON CONFLICT (id) DO UPDATE SET
        kind = EXCLUDED.kind, state = EXCLUDED.state, holder = EXCLUDED.holder, token = EXCLUDED.token,
        "lastHolder" = EXCLUDED."lastHolder", "lastToken" = EXCLUDED."lastToken", fenced = EXCLUDED.fenced, "ttlMs" = EXCLUDED."ttlMs",
@@ -132,9 +150,12 @@ export async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
        "endedCause" = EXCLUDED."endedCause", problem = EXCLUDED.problem, detail = EXCLUDED.detail, version = EXCLUDED.version,
        "lastIntervalMs" = EXCLUDED."lastIntervalMs", "lastMarginMs" = EXCLUDED."lastMarginMs", "updatedAt" = now()
      -- Renewals and state changes are written by two queues: an older picture never wins.
-     WHERE "Lease".version <= EXCLUDED.version`,
-    [json(rows)],
-  );
+     WHERE "Lease".version <= EXCLUDED.version`;
+}
+
+export async function upsertLeases(sql: SqlSession, batch: WriteBatch) {
+  const p = new Params();
+  await sql.query(leaseUpsertSql(p, batch.dirty), p.values);
 }
 
 /**
@@ -173,7 +194,8 @@ export async function updateRenewedLeases(sql: SqlSession, batch: WriteBatch) {
   await upsertLeases(sql, { ...batch, dirty: batch.dirty.filter((l) => ids.has(l.id)) });
 }
 
-export async function insertEvents(sql: SqlSession, batch: WriteBatch): Promise<WrittenEvent[]> {
+/** Inserts a batch's lease events (a retried one is not inserted twice), returning those inserted. `gate` as for leaseUpsertSql. */
+export function eventInsertSql(p: Params, batch: WriteBatch, gate = ''): string {
   const rows = batch.events.map(({ lease, seq, change }) => ({
     leaseId: lease.id,
     seq,
@@ -186,16 +208,18 @@ export async function insertEvents(sql: SqlSession, batch: WriteBatch): Promise<
     gapMs: change.gapMs,
     detail: change.detail,
   }));
-  const written = await sql.query<{ id: string; leaseId: string; seq: number }>(
-    `INSERT INTO "LeaseEvent" ("leaseId", seq, type, at, holder, "previousHolder", token, "previousToken", "gapMs", detail)
+  return `INSERT INTO "LeaseEvent" ("leaseId", seq, type, at, holder, "previousHolder", token, "previousToken", "gapMs", detail)
      SELECT "leaseId", seq, type, at::timestamptz, holder, "previousHolder", token::numeric, "previousToken"::numeric, "gapMs", detail
-       FROM jsonb_to_recordset($1::jsonb) AS x("leaseId" text, seq int, type text, at text, holder text, "previousHolder" text,
+       FROM jsonb_to_recordset(${p.add(json(rows))}::jsonb) AS x("leaseId" text, seq int, type text, at text, holder text, "previousHolder" text,
             token text, "previousToken" text, "gapMs" int8, detail jsonb)
+     ${gate}
      ON CONFLICT ("leaseId", seq, at) DO NOTHING
-     RETURNING id::text AS id, "leaseId", seq`,
-    [json(rows)],
-  );
-  return written;
+     RETURNING id::text AS id, "leaseId", seq`;
+}
+
+export async function insertEvents(sql: SqlSession, batch: WriteBatch): Promise<WrittenEvent[]> {
+  const p = new Params();
+  return sql.query<WrittenEvent>(eventInsertSql(p, batch), p.values);
 }
 
 export async function upsertRenewals(sql: SqlSession, batch: WriteBatch) {

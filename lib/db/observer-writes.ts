@@ -15,6 +15,7 @@ import { checkOwnership, insertEvents, iso, json, updateRenewedLeases, upsertLea
 import { StaleOwnerError, type RefusedLease, type WriteBatch, type WrittenEvent } from './observer-batch';
 import type { Store } from './store';
 import { changeNotice, notifyChange } from './change-notices';
+import { isChangeOnly, writeChanges } from './change-write';
 
 export { StaleOwnerError, type RefusedLease, type SourceWrite, type WriteBatch, type WrittenEvent } from './observer-batch';
 export { loadSource, type LoadedSource } from './load-source';
@@ -97,6 +98,8 @@ export async function writeBatchSalvaging(store: Store, batch: WriteBatch): Prom
 }
 
 export async function writeBatch(store: Store, batch: WriteBatch): Promise<WrittenEvent[]> {
+  // State changes alone (what a pushed change writes): one statement, one round trip (change-write.ts).
+  if (isChangeOnly(batch)) return writeChanges({ kind: store.kind, query: store.statement }, batch);
   return store.transaction(async (sql) => {
     if (batch.source) await upsertSource(sql, batch.source, batch);
     else await checkOwnership(sql, batch);

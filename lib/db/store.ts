@@ -29,6 +29,12 @@ export type Store = {
    * awaited on the store inside `work`: it would wait for this very transaction.
    */
   transaction<T>(work: (sql: SqlSession) => Promise<T>): Promise<T>;
+  /**
+   * Runs one statement as its own transaction, on the same pool: one round trip to the
+   * server where `transaction` needs one for BEGIN and one for COMMIT besides (PGlite: in its
+   * one session).
+   */
+  statement<Row>(text: string, params: unknown[]): Promise<Row[]>;
   /** The PostgreSQL URL of the store, for processes that share it (collector ownership leases); null when embedded. */
   url: string | null;
   /** The embedded database itself (the demo keeps its own tables in it); null on PostgreSQL. */
@@ -81,6 +87,7 @@ async function openPostgresStore(
     adapter: new PrismaPg({ connectionString: url, connectionTimeoutMillis: 5_000, application_name: 'leasehold' }),
   });
   let writer: SqlSession | undefined;
+  const writers = () => (writer ??= pooledPostgres(url, { applicationName: 'leasehold-writer', max: 10 }));
   return {
     kind: 'postgres',
     prisma,
@@ -90,7 +97,8 @@ async function openPostgresStore(
     outbox: createOutboxSignal(),
     migrationStatus: () => withSql((sql) => migrationStatus(sql, migrations)),
     withSql,
-    transaction: (work) => (writer ??= pooledPostgres(url, { applicationName: 'leasehold-writer', max: 10 })).transaction(work),
+    transaction: (work) => writers().transaction(work),
+    statement: (text, params) => writers().query(text, params),
     async close() {
       await prisma.$disconnect();
       await writer?.close();
@@ -120,6 +128,7 @@ async function openPgliteStore(
       migrationStatus: () => migrationStatus(session, migrations),
       withSql: (work) => work(session),
       transaction: (work) => session.transaction(work),
+      statement: (text, params) => session.query(text, params),
       async close() {
         await prisma.$disconnect().catch(() => {});
         await embedded.close();
