@@ -1,6 +1,8 @@
-// The two lanes of reads of one source: full reads every poll interval (a snapshot, or the
-// poll the source says is enough), and targeted reads of what a pushed change hint named, so
-// a pushed change need not wait behind a slow full read. The lanes decide when to read and
+// The lanes of reads of one source: full reads every poll interval (a snapshot, or the poll
+// the source says is enough), and targeted reads of what a pushed change hint named, so a
+// pushed change need not wait behind a slow full read. Targeted reads go in two lanes: keys
+// hinted urgent (a change that may move a holder) are read on their own, so that a change of
+// holder is not read in a batch of the hundreds of keys renewed meanwhile. The lanes decide when to read and
 // with what deadline; what a read means is the observer's (observe-source.ts), told through
 // LaneHandlers. A lane reads again while its last read's writes are under way, never two
 // reads ahead of the store (Handed).
@@ -92,10 +94,11 @@ export type LaneHandlers = {
 };
 
 export class ReadLanes {
-  /** What to read next: everything (poll due, hint, after a failure) and some keys. */
-  private readonly pending = { full: true, keys: new Set<string>() };
+  /** What to read next: everything (poll due, hint, after a failure), some keys, and urgent keys. */
+  private readonly pending = { full: true, keys: new Set<string>(), urgent: new Set<string>() };
   private readonly fullAlarm: Alarm;
   private readonly keysAlarm: Alarm;
+  private readonly urgentAlarm: Alarm;
   private readonly readTimeoutMs: number;
 
   constructor(
@@ -105,6 +108,7 @@ export class ReadLanes {
   ) {
     this.fullAlarm = new Alarm(clock);
     this.keysAlarm = new Alarm(clock);
+    this.urgentAlarm = new Alarm(clock);
     this.readTimeoutMs = readDeadlineMs(source.pollMs);
   }
 
@@ -121,14 +125,15 @@ export class ReadLanes {
       this.fullAlarm.wake();
     }
     if (hint.keys?.length) {
-      for (const key of hint.keys) this.pending.keys.add(key);
-      this.keysAlarm.wake();
+      const into = hint.urgent ? this.pending.urgent : this.pending.keys;
+      for (const key of hint.keys) into.add(key);
+      (hint.urgent ? this.urgentAlarm : this.keysAlarm).wake();
     }
   };
 
-  /** Both lanes, until the signal aborts or the observer must stop. */
+  /** Every lane, until the signal aborts or the observer must stop. */
   run(signal: AbortSignal): Promise<unknown> {
-    return Promise.all([this.fullLane(signal), this.keysLane(signal)]);
+    return Promise.all([this.fullLane(signal), this.keysLane(signal, this.pending.keys, this.keysAlarm), this.keysLane(signal, this.pending.urgent, this.urgentAlarm)]);
   }
 
   private tooSlowAfter(ms: number) {
@@ -188,21 +193,22 @@ export class ReadLanes {
     await writing;
   }
 
-  private async keysLane(signal: AbortSignal) {
+  /** Targeted reads of the keys hinted into `hinted` (woken by `alarm`). */
+  private async keysLane(signal: AbortSignal, hinted: Set<string>, alarm: Alarm) {
     const { source, pending, handlers, clock } = this;
     if (!source.readKeys) return;
     let writing: Promise<unknown> = Promise.resolve();
     while (!signal.aborted && !handlers.stopped()) {
-      if (pending.keys.size === 0) {
-        await this.keysAlarm.sleep(KEYS_IDLE_MS, signal);
+      if (hinted.size === 0) {
+        await alarm.sleep(KEYS_IDLE_MS, signal);
         continue;
       }
       // 1. Let a burst of hints arrive (a few ms), then read them together; everything hinted
       //    while this read runs is coalesced into the next one.
       await clock.sleep(HINT_COALESCE_MS, signal);
       if (signal.aborted) return;
-      const keys = [...pending.keys];
-      pending.keys.clear();
+      const keys = [...hinted];
+      hinted.clear();
       const start = { startedMono: clock.mono(), startedWall: clock.wall() };
       const deadline = deadlineOf(clock, signal, this.readTimeoutMs);
       let result;

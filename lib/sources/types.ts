@@ -24,7 +24,11 @@ export type SourceSnapshot = {
  * re-read everything. `gap`: events may have been lost (an etcd watch behind a compaction):
  * the next read cannot be diffed as if nothing was missed.
  */
-export type ChangeHint = { keys?: string[]; full?: boolean; gap?: boolean; reason?: string };
+/**
+ * What a push stream says changed. `urgent`: the change may move a holder (a set, a delete, an
+ * expiry; not only a renewal), so its keys are read on their own, not in a batch of renewals.
+ */
+export type ChangeHint = { keys?: string[]; urgent?: boolean; full?: boolean; gap?: boolean; reason?: string };
 
 export type PollResult =
   | ({ kind: 'full' } & SourceSnapshot)

@@ -49,6 +49,32 @@ describe('push', () => {
     expect(observations[0]).toMatchObject({ key: `${prefix}lock`, holder: 'pushed-holder' });
   });
 
+  it('redis: a SET, a fence increment, a DEL and an expiry are urgent hints (read on their own); a PEXPIRE is a renewal, not', async () => {
+    const prefix = `urgent${unique()}:`;
+    const source = createSource({ name: 'r', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`], fenceSuffix: ':fence', keyspaceNotifications: 'auto' }, 1_000);
+    const { hints } = watch(source);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // subscribed
+    const redis = new Redis(services.redisUrl);
+    cleanups.push(() => redis.disconnect());
+    const told = async (key: string, write: () => Promise<unknown>) => {
+      const before = hints.length;
+      await write();
+      await expect.poll(() => hints.length, { timeout: 2_000 }).toBeGreaterThan(before);
+      await new Promise((resolve) => setTimeout(resolve, 100)); // a SET with PX sends two events: set, then expire
+      const after = hints.slice(before);
+      expect(after.every((h) => h.keys?.length === 1 && h.keys[0] === key)).toBe(true);
+      return after.some((h) => h.urgent === true);
+    };
+    const lock = `${prefix}lock`;
+    expect(await told(lock, () => redis.incr(`${lock}:fence`))).toBe(true);
+    expect(await told(lock, () => redis.set(lock, 'holder', 'PX', 30_000))).toBe(true);
+    expect(await told(lock, () => redis.pexpire(lock, 30_000))).toBe(false);
+    expect(await told(lock, () => redis.del(lock))).toBe(true);
+    // An expiry: the key set to live 400 ms (set, then expire), then gone on its own (expired).
+    expect(await told(`${prefix}short`, () => redis.set(`${prefix}short`, 'holder', 'PX', 400))).toBe(true);
+    expect(await told(`${prefix}short`, () => new Promise((resolve) => setTimeout(resolve, 300)))).toBe(true);
+  });
+
   it('redis with notifications off in the config: no push, polling only, said in the logger it was handed', async () => {
     let written = '';
     const log = createLogger({ level: 'debug', destination: { write: (chunk: string) => void (written += chunk) } });

@@ -299,6 +299,33 @@ describe('read lanes', () => {
     await running;
   });
 
+  it('an urgent hint (a change that may move a holder) is read at once on its own, not behind a read of renewed keys under way', async () => {
+    const clock = new ManualClock();
+    const readKeys = async (keys: string[]) => {
+      if (keys.includes('renewed-1')) await clock.sleep(200); // hundreds of renewed keys take a while
+      return { covered: keys, observations: [] };
+    };
+    const { calls, lanes: l } = lanes({ readKeys }, clock);
+    const stop = new AbortController();
+    const running = l.run(stop.signal);
+    await clock.advance(100);
+    const keyReads = () => calls.filter(([what]) => what.startsWith('keys'));
+    l.hint({ keys: ['renewed-1', 'renewed-2'] });
+    await clock.advance(10); // their read began at 105 and ends at 305
+    l.hint({ keys: ['moved'], urgent: true });
+    l.hint({ keys: ['renewed-3'] });
+    await clock.advance(10);
+    expect(keyReads()).toEqual([['keys:moved', 115]]);
+    await clock.advance(300);
+    expect(keyReads()).toEqual([
+      ['keys:moved', 115],
+      ['keys:renewed-1,renewed-2', 305],
+      ['keys:renewed-3', 310],
+    ]);
+    stop.abort();
+    await running;
+  });
+
   it('a lane reads again while its last read is being written, but never two reads ahead of the store', async () => {
     const clock = new ManualClock();
     const writes = new Map<string, () => void>();

@@ -67,6 +67,16 @@ async function turnOn(redis: Redis, flags: string): Promise<boolean> {
   }
 }
 
+/**
+ * Whether a keyspace event can only be a renewal: `expire`, which every EXPIRE, PEXPIRE and
+ * their AT forms with a time to come send (one in the past deletes: `del`). Anything else (a
+ * set, a delete, an expiry, a fence's increment) may move a holder, and is read at once on its
+ * own (ChangeHint.urgent).
+ */
+export function isRenewalEvent(event: Buffer | string): boolean {
+  return event.toString() === 'expire';
+}
+
 /** A subscriber to the instance's keyspace events for the configured patterns; each event a hint naming its lock key. */
 function subscribeInstance(state: RedisSourceState, instance: RedisInstance, onHint: (hint: ChangeHint) => void): Redis {
   const { config } = state;
@@ -98,10 +108,10 @@ function subscribeInstance(state: RedisSourceState, instance: RedisInstance, onH
     if (counted) state.live--;
     counted = false;
   });
-  subscriber.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer) => {
+  subscriber.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer, event: Buffer) => {
     let raw = channel.subarray(prefix.length).toString('latin1');
     if (raw.endsWith(suffix)) raw = raw.slice(0, -suffix.length);
-    onHint({ keys: [raw] });
+    onHint(isRenewalEvent(event) ? { keys: [raw] } : { keys: [raw], urgent: true });
   });
   return subscriber;
 }
