@@ -124,10 +124,17 @@ export class ReadLanes {
       this.pending.full = true;
       this.fullAlarm.wake();
     }
-    if (hint.keys?.length) {
-      const into = hint.urgent ? this.pending.urgent : this.pending.keys;
-      for (const key of hint.keys) into.add(key);
-      (hint.urgent ? this.urgentAlarm : this.keysAlarm).wake();
+    if (hint.keys?.length && hint.urgent) {
+      for (const key of hint.keys) {
+        this.pending.urgent.add(key);
+        this.pending.keys.delete(key);
+      }
+      this.urgentAlarm.wake();
+    } else if (hint.keys?.length) {
+      // A key already waiting for an urgent read is not read twice (a Redis SET with PX sends `set`, then `expire`).
+      const before = this.pending.keys.size;
+      for (const key of hint.keys) if (!this.pending.urgent.has(key)) this.pending.keys.add(key);
+      if (this.pending.keys.size > before) this.keysAlarm.wake();
     }
   };
 

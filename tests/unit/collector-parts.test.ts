@@ -299,7 +299,7 @@ describe('read lanes', () => {
     await running;
   });
 
-  it('an urgent hint (a change that may move a holder) is read at once on its own, not behind a read of renewed keys under way', async () => {
+  it('an urgent hint (a change that may move a holder) is read at once on its own, not behind a read of renewed keys under way, and not again with them', async () => {
     const clock = new ManualClock();
     const readKeys = async (keys: string[]) => {
       if (keys.includes('renewed-1')) await clock.sleep(200); // hundreds of renewed keys take a while
@@ -313,7 +313,7 @@ describe('read lanes', () => {
     l.hint({ keys: ['renewed-1', 'renewed-2'] });
     await clock.advance(10); // their read began at 105 and ends at 305
     l.hint({ keys: ['moved'], urgent: true });
-    l.hint({ keys: ['renewed-3'] });
+    l.hint({ keys: ['moved', 'renewed-3'] }); // moved: waiting for its urgent read, not read twice
     await clock.advance(10);
     expect(keyReads()).toEqual([['keys:moved', 115]]);
     await clock.advance(300);
