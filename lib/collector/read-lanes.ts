@@ -2,9 +2,9 @@
 // the source says is enough), and targeted reads of what a pushed change hint named, so a
 // pushed change need not wait behind a slow full read. Targeted reads go in two lanes: keys
 // hinted urgent (a change that may move a holder) are read on their own, so that a change of
-// holder is not read in a batch of the hundreds of keys renewed meanwhile. The lanes decide when to read and
-// with what deadline; what a read means is the observer's (observe-source.ts), told through
-// LaneHandlers. A lane reads again while its last read's writes are under way, never two
+// holder is not read in a batch of the hundreds of keys renewed meanwhile. The lanes decide
+// when to read and with what deadline; what a read means is the observer's
+// (observe-source.ts), told through LaneHandlers. A lane reads again while its last read's writes are under way, never two
 // reads ahead of the store (Handed).
 //
 // A failing source costs next to nothing: every read has a deadline that does not depend on

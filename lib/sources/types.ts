@@ -20,13 +20,11 @@ export type SourceSnapshot = {
 };
 
 /**
- * A push source says something may have changed. `keys`: re-read these leases. `full`:
- * re-read everything. `gap`: events may have been lost (an etcd watch behind a compaction):
- * the next read cannot be diffed as if nothing was missed.
- */
-/**
- * What a push stream says changed. `urgent`: the change may move a holder (a set, a delete, an
- * expiry; not only a renewal), so its keys are read on their own, not in a batch of renewals.
+ * A push source says something may have changed. `keys`: re-read these leases. `urgent`: the
+ * change may move a holder (a set, a delete, an expiry; not only a renewal), so its keys are
+ * read on their own, not in a batch of renewals. `full`: re-read everything. `gap`: events may
+ * have been lost (an etcd watch behind a compaction): the next read cannot be diffed as if
+ * nothing was missed.
  */
 export type ChangeHint = { keys?: string[]; urgent?: boolean; full?: boolean; gap?: boolean; reason?: string };
 
