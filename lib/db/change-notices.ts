@@ -23,17 +23,23 @@ export const changeNoticeSchema = z.object({
 
 export type ChangeNotice = z.infer<typeof changeNoticeSchema>;
 
-/** The notice of a written batch, or null when it changed nothing another process shows. */
-export function changeNotice(batch: WriteBatch, written: readonly WrittenEvent[]): ChangeNotice | null {
+/** A batch's notice but for the events it wrote (which the store numbers), or null when the batch names no source. */
+export function noticeWithoutEvents(batch: WriteBatch): Omit<ChangeNotice, 'events'> | null {
   const source = batch.source?.name ?? batch.dirty[0]?.source;
-  if (!source || (written.length === 0 && batch.dirty.length === 0 && batch.sourceEvents.length === 0)) return null;
+  if (!source) return null;
   return {
     collector: batch.collector.id,
     source,
     sourceRow: batch.sourceEvents.length > 0,
     leases: batch.dirty.length <= MAX_NOTICE_IDS ? batch.dirty.map((l) => l.id) : null,
-    events: written.length <= MAX_NOTICE_IDS ? written.map((e) => e.id) : null,
   };
+}
+
+/** The notice of a written batch, or null when it changed nothing another process shows. */
+export function changeNotice(batch: WriteBatch, written: readonly WrittenEvent[]): ChangeNotice | null {
+  const notice = noticeWithoutEvents(batch);
+  if (!notice || (written.length === 0 && batch.dirty.length === 0 && batch.sourceEvents.length === 0)) return null;
+  return { ...notice, events: written.length <= MAX_NOTICE_IDS ? written.map((e) => e.id) : null };
 }
 
 /** Sends a notice in the writing transaction: other processes hear it when it commits. */

@@ -10,7 +10,7 @@
 // nothing, as the transaction's StaleOwnerError would have rolled back. The events' foreign
 // key to their lease is checked at the end of the statement, when a lease written by it is
 // there.
-import { CHANGE_CHANNEL, MAX_NOTICE_IDS, type ChangeNotice } from './change-notices';
+import { CHANGE_CHANNEL, MAX_NOTICE_IDS, noticeWithoutEvents } from './change-notices';
 import { eventInsertSql, fencedSource, leaseUpsertSql, ownershipSql, Params, sourceUpsertSql } from './lease-rows';
 import { StaleOwnerError, type WriteBatch, type WrittenEvent } from './observer-batch';
 import type { SqlSession } from './sql';
@@ -28,11 +28,7 @@ export async function writeChanges(sql: Pick<SqlSession, 'kind' | 'query'>, batc
   const gate = 'WHERE EXISTS (SELECT 1 FROM owned)';
   // The notice other processes hear (change-notices.ts's changeNotice), with the ids of the
   // events this wrote: sent when it wrote leases or events.
-  const source = batch.source?.name ?? batch.dirty[0]?.source;
-  const notice: Omit<ChangeNotice, 'events'> | null =
-    sql.kind === 'postgres' && source && (batch.dirty.length || batch.events.length)
-      ? { collector: batch.collector.id, source, sourceRow: false, leases: batch.dirty.length <= MAX_NOTICE_IDS ? batch.dirty.map((l) => l.id) : null }
-      : null;
+  const notice = sql.kind === 'postgres' && (batch.dirty.length || batch.events.length) ? noticeWithoutEvents(batch) : null;
   const notify = notice
     ? `, notified AS (
          SELECT pg_notify('${CHANGE_CHANNEL}', (${p.add(JSON.stringify(notice))}::jsonb || jsonb_build_object('events',

@@ -32,14 +32,20 @@ function watch(source: LeaseSource) {
   return { hints, running };
 }
 
+/** A Redis source over `prefix*` with keyspace notifications, watched (subscribed by the time this resolves), and a client to write with. */
+async function watchedRedis(prefix: string) {
+  const source = createSource({ name: 'r', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`], fenceSuffix: ':fence', keyspaceNotifications: 'auto' }, 1_000);
+  const { hints } = watch(source);
+  await new Promise((resolve) => setTimeout(resolve, 300)); // subscribed
+  const redis = new Redis(services.redisUrl);
+  cleanups.push(() => redis.disconnect());
+  return { source, hints, redis };
+}
+
 describe('push', () => {
   it('redis with keyspace notifications: a SET is announced within a second, and the hint re-reads it', async () => {
     const prefix = `push${unique()}:`;
-    const source = createSource({ name: 'r', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`], fenceSuffix: ':fence', keyspaceNotifications: 'auto' }, 1_000);
-    const { hints } = watch(source);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // subscribed
-    const redis = new Redis(services.redisUrl);
-    cleanups.push(() => redis.disconnect());
+    const { source, hints, redis } = await watchedRedis(prefix);
     const written = performance.now();
     await redis.set(`${prefix}lock`, 'pushed-holder', 'PX', 30_000);
     await expect.poll(() => hints.length, { timeout: 2_000 }).toBeGreaterThan(0);
@@ -51,11 +57,7 @@ describe('push', () => {
 
   it('redis: a SET, a fence increment, a DEL and an expiry are urgent hints (read on their own); a PEXPIRE is a renewal, not', async () => {
     const prefix = `urgent${unique()}:`;
-    const source = createSource({ name: 'r', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`], fenceSuffix: ':fence', keyspaceNotifications: 'auto' }, 1_000);
-    const { hints } = watch(source);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // subscribed
-    const redis = new Redis(services.redisUrl);
-    cleanups.push(() => redis.disconnect());
+    const { hints, redis } = await watchedRedis(prefix);
     const told = async (key: string, write: () => Promise<unknown>) => {
       const before = hints.length;
       await write();
