@@ -15,7 +15,7 @@ import { createLeaseClient, LeaseLostError, type Lease, type LeaseClient, type L
 import { metrics } from '../metrics';
 import type { CanaryTarget } from '../sources/backend';
 import type { CanaryEntry } from '../sources/config-parts';
-import type { ChangeHint, LeaseSource, PollResult, SourceSnapshot } from '../sources/types';
+import type { ChangeHint, LeaseSource, PollResult, Progress, SourceSnapshot } from '../sources/types';
 import type { Clock } from '../time/clock';
 
 /** How often the minutes' rollups go to the store. */
@@ -193,8 +193,8 @@ export function hidingCanary(source: LeaseSource, observedKey: string): LeaseSou
     get(target, property) {
       const value: unknown = Reflect.get(target, property);
       if (typeof value !== 'function') return value;
-      if (property === 'snapshot') return (signal: AbortSignal) => target.snapshot(signal).then(keep);
-      if (property === 'poll') return (signal: AbortSignal) => target.poll!(signal).then(keepPoll);
+      if (property === 'snapshot') return (signal: AbortSignal, progress?: Progress) => target.snapshot(signal, progress).then(keep);
+      if (property === 'poll') return (signal: AbortSignal, progress?: Progress) => target.poll!(signal, progress).then(keepPoll);
       // The canary's own changes are not read at all: a push about its key alone asks for nothing
       // (each renewal would otherwise cost the backend a read of the key as well).
       if (property === 'readKeys') return (keys: string[], signal: AbortSignal) => target.readKeys!(keys.filter((key) => key !== observedKey), signal).then((r) => ({ ...keep(r), covered: r.covered.filter((key) => key !== observedKey) }));

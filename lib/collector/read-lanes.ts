@@ -13,7 +13,7 @@
 // that a source that comes back is read again within two polls (docs/reliability.md).
 import { SourceUnavailableError } from '../sources/errors';
 import type { ChangeHint, LeaseSource, PollResult } from '../sources/types';
-import { Alarm, deadlineOf, unlessAborted, type Clock } from '../time/clock';
+import { Alarm, deadlineOf, progressDeadlineOf, unlessAborted, type Clock } from '../time/clock';
 import { backoffDelays } from '../time/retry';
 
 const HINT_COALESCE_MS = 5;
@@ -169,14 +169,20 @@ export class ReadLanes {
       // 2. Read, within the deadline. After a gap, or when a hint asked for everything, a full
       //    snapshot; otherwise what the source says a poll needs (only a liveness check while
       //    its push stream is live).
-      const deadline = deadlineOf(clock, signal, fullDeadlineMs);
+      //    The deadline is of silence: a read of many batches that keeps answering is given
+      //    up to MAX_FULL_READ_DEADLINE_MS in all (a source of 100,000 keys on a busy machine
+      //    is slow, not down).
+      const deadline = progressDeadlineOf(clock, signal, fullDeadlineMs, MAX_FULL_READ_DEADLINE_MS);
       let result: PollResult;
       try {
         const reading =
           askedFull || handlers.afterGap() || backoff !== null || !source.poll
-            ? source.snapshot(deadline.signal).then((snapshot): PollResult => ({ kind: 'full', ...snapshot }))
-            : source.poll(deadline.signal);
-        result = await unlessAborted(reading, deadline.signal, this.tooSlowAfter(fullDeadlineMs));
+            ? source.snapshot(deadline.signal, deadline.progress).then((snapshot): PollResult => ({ kind: 'full', ...snapshot }))
+            : source.poll(deadline.signal, deadline.progress);
+        const tooSlow = this.tooSlowAfter(fullDeadlineMs);
+        result = await unlessAborted(reading, deadline.signal, () =>
+          deadline.reason() === 'total' ? new SourceUnavailableError(source.name, `a full read did not end within ${MAX_FULL_READ_DEADLINE_MS / 1000} s`) : tooSlow(),
+        );
       } catch (error) {
         if (signal.aborted) return;
         // 3. Failed: down, and tried again after a backoff (a read that ran out of time gets longer next time).

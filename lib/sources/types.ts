@@ -38,8 +38,32 @@ export type PollResult =
    */
   | { kind: 'partial'; covered: string[]; observations: Observation[]; status?: SourceStatusDetail; unchangedUnder?: string[] };
 
-/** How often a source whose push stream is live still reads everything, to reconcile. */
+/**
+ * Called by a read of many round trips as each one answers: the caller's deadline is then of
+ * silence, not of the whole read (a large source that keeps answering is not down).
+ */
+export type Progress = () => void;
+
+/** How often a source whose push stream is live still reads everything, to reconcile (at the least). */
 export const RECONCILE_EVERY_MS = 10_000;
+/** The longest a slow full read may put the next reconcile off (reconcileDue). */
+export const MAX_RECONCILE_EVERY_MS = 120_000;
+
+/** When a source last read everything (its monotonic start) and how long that read took. */
+export type FullReadTimes = { lastFullAt: number; lastFullMs: number };
+
+/**
+ * Whether a source whose push stream is live should read everything now, to reconcile: every
+ * RECONCILE_EVERY_MS or ten polls, whichever is longer, and never more than a tenth of the time.
+ * A full read of 100,000 keys that takes 5 s on a busy machine is repeated every 50 s, not
+ * every 10 s (back to back, it would be most of what the collector, the backend and the store
+ * do), up to MAX_RECONCILE_EVERY_MS. Changes come pushed meanwhile; the reconcile is the net
+ * under them.
+ */
+export function reconcileDue(times: FullReadTimes, nowMono: number, pollMs: number): boolean {
+  const everyMs = Math.max(RECONCILE_EVERY_MS, 10 * pollMs, Math.min(MAX_RECONCILE_EVERY_MS, 10 * times.lastFullMs));
+  return nowMono - times.lastFullAt >= everyMs;
+}
 
 export interface LeaseSource {
   readonly name: string;
@@ -49,9 +73,9 @@ export interface LeaseSource {
   /**
    * One read of every lease the source can see (discovery included) and of its status.
    * Fails with SourceUnavailableError when it cannot read; it never returns half a picture
-   * as if it were whole.
+   * as if it were whole. A read of many round trips calls `progress` as each answers.
    */
-  snapshot(signal: AbortSignal): Promise<SourceSnapshot>;
+  snapshot(signal: AbortSignal, progress?: Progress): Promise<SourceSnapshot>;
   /**
    * Re-reads only what a change hint named (hint keys are the adapter's own and opaque to
    * the caller). `covered` lists the lease keys the read speaks for: one of them missing
@@ -63,9 +87,9 @@ export interface LeaseSource {
    * time: while its push stream is live, changes arrive as hints, so a poll only checks that
    * the backend answers and reads what push cannot show (etcd lease TTLs that are due), and
    * a full snapshot reconciles now and then. Fails with SourceUnavailableError like snapshot().
-   * Absent: every poll is a snapshot.
+   * Absent: every poll is a snapshot. `progress` as for snapshot().
    */
-  poll?(signal: AbortSignal): Promise<PollResult>;
+  poll?(signal: AbortSignal, progress?: Progress): Promise<PollResult>;
   /**
    * Pushes change hints until `signal` aborts; resolves then. Absent, or resolving early,
    * means polling only. Never throws: losing the stream only delays what polling will see.

@@ -130,6 +130,58 @@ export function deadlineOf(clock: Clock, parent: AbortSignal, ms: number): { sig
   };
 }
 
+/**
+ * A deadline that a read moving forward pushes back: the signal aborts when `parent` does, when
+ * `idleMs` pass without a call to progress(), or when `maxMs` pass in all, whichever is first.
+ * For a read of many batches: one that keeps answering is slow, not down; one that goes silent
+ * for `idleMs` is down. Work that never calls progress() is bounded by `idleMs` from its start,
+ * as with deadlineOf. `reason()` says which ran out.
+ */
+export function progressDeadlineOf(
+  clock: Clock,
+  parent: AbortSignal,
+  idleMs: number,
+  maxMs: number,
+): { signal: AbortSignal; progress: () => void; reason: () => 'idle' | 'total' | null; dispose: () => void } {
+  let lastProgressAt = clock.mono();
+  let ranOut: 'idle' | 'total' | null = null;
+  const controller = new AbortController();
+  const stopTimer = new AbortController(); // ends the idle timer: on dispose, or once aborted
+  const outer = deadlineOf(clock, parent, maxMs);
+  const onOuter = () => {
+    if (!parent.aborted) ranOut ??= 'total';
+    controller.abort(outer.signal.reason);
+    stopTimer.abort(WOKEN);
+  };
+  if (outer.signal.aborted) onOuter();
+  else outer.signal.addEventListener('abort', onOuter, { once: true });
+  // One timer at a time: it wakes when the idle time would be up, and sleeps again if progress came meanwhile.
+  void (async () => {
+    while (!stopTimer.signal.aborted) {
+      const left = lastProgressAt + idleMs - clock.mono();
+      if (left <= 0) {
+        ranOut = 'idle';
+        controller.abort(new Error(`no progress for ${idleMs} ms`));
+        outer.dispose();
+        return;
+      }
+      await clock.sleep(left, stopTimer.signal);
+    }
+  })();
+  return {
+    signal: controller.signal,
+    progress: () => {
+      lastProgressAt = clock.mono();
+    },
+    reason: () => ranOut,
+    dispose() {
+      stopTimer.abort(WOKEN);
+      outer.signal.removeEventListener('abort', onOuter);
+      outer.dispose();
+    },
+  };
+}
+
 /** Items a long loop goes through before it lets the event loop run (about a few ms of work each time). */
 export const ITEMS_PER_BREATH = 500;
 

@@ -3,6 +3,8 @@
 // once released it is no longer held; a targeted re-read agrees with a full one; an
 // unreachable server is SourceUnavailableError, fast.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Etcd3 } from 'etcd3';
+import Redis from 'ioredis';
 import type { SourceConfig } from '../../lib/config';
 import type { Observation } from '../../lib/domain/observe';
 import { stateOf } from '../../lib/domain/observe';
@@ -108,6 +110,53 @@ describe('unreachable sources', () => {
       expect(performance.now() - started).toBeLessThan(8_000);
     } finally {
       await source.close();
+    }
+  });
+});
+
+// The read lanes give a full read a deadline of silence (lib/collector/read-lanes.ts): a
+// source of many keys that keeps answering is slow, not down. That holds only if the adapters
+// say when each round trip answers.
+describe('a full read of many round trips tells its progress as each answers', () => {
+  const label = Math.random().toString(36).slice(2, 8);
+
+  it('Redis: each SCAN page and each batch of keys read', async () => {
+    const redis = new Redis(services.redisUrl);
+    const prefix = `progress-${label}:`;
+    const source = createSource({ name: 'progress', backend: 'redis', urls: [services.redisUrl], match: [`${prefix}*`], fenceSuffix: ':fence', keyspaceNotifications: 'off' }, 1_000);
+    try {
+      const pipeline = redis.pipeline();
+      for (let i = 0; i < 1_200; i++) pipeline.set(`${prefix}${i}`, `worker-${i}`, 'PX', 60_000);
+      await pipeline.exec();
+      let told = 0;
+      const { observations } = await source.snapshot(AbortSignal.timeout(10_000), () => told++);
+      expect(observations).toHaveLength(1_200);
+      // Three batches of 500 keys read, and at least one page of SCAN.
+      expect(told).toBeGreaterThanOrEqual(4);
+    } finally {
+      await source.close();
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    }
+  });
+
+  it('etcd: each page of keys, each batch of values and each lease TTL read', async () => {
+    const client = new Etcd3({ hosts: services.etcdEndpoints[0]! });
+    const prefix = `progress-${label}/`;
+    const source = createSource({ name: 'progress', backend: 'etcd', endpoints: [services.etcdEndpoints[0]!], prefixes: [prefix] }, 1_000);
+    const lease = client.lease(60, { autoKeepAlive: false });
+    try {
+      for (let i = 0; i < 100; i++) await lease.put(`${prefix}${i}`).value(`worker-${i}`);
+      let told = 0;
+      const { observations } = await source.snapshot(AbortSignal.timeout(10_000), () => told++);
+      expect(observations).toHaveLength(100);
+      // One page of keys, two batches of values (64 a transaction), one lease's TTL.
+      expect(told).toBeGreaterThanOrEqual(4);
+    } finally {
+      await source.close();
+      await lease.revoke().catch(() => {});
+      client.close();
     }
   });
 });

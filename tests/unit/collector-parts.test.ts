@@ -13,7 +13,7 @@ import type { WriteBatch, WrittenEvent } from '@/lib/db/observer-writes';
 import { createWriteQueue, emptyBatch, mergeBatches, MERGE_LIMIT } from '@/lib/collector/write-queue';
 import { SourceUnavailableError } from '@/lib/sources/errors';
 import type { LeaseSource, PollResult } from '@/lib/sources/types';
-import { Alarm, deadlineOf } from '@/lib/time/clock';
+import { Alarm, deadlineOf, progressDeadlineOf } from '@/lib/time/clock';
 import { retrying } from '@/lib/time/retry';
 import { ManualClock, settle } from '../support/manual-clock';
 
@@ -197,15 +197,17 @@ describe('read lanes', () => {
   /** `written`: what each read's writes take (default: done at once), by what was read. */
   function lanes(source: Partial<LeaseSource>, clock: ManualClock, written: (what: string) => Promise<unknown> = () => Promise.resolve()) {
     const calls: Call[] = [];
+    const errors: string[] = [];
     let down = false;
     const handlers: LaneHandlers = {
       onFullRead: async (result: PollResult) => {
         calls.push([`read:${result.kind}`, clock.mono()]);
         return { written: written(`read:${result.kind}`) };
       },
-      onFullFailure: async () => {
+      onFullFailure: async (error) => {
         down = true;
         calls.push(['failed', clock.mono()]);
+        errors.push((error as Error).message);
       },
       onKeysRead: async (result) => {
         calls.push([`keys:${result.covered.join(',')}`, clock.mono()]);
@@ -218,7 +220,7 @@ describe('read lanes', () => {
       log: () => {},
     };
     const full: LeaseSource = { name: 's', backend: 'redis', pollMs: 1_000, snapshot: async () => ({ observations: [], status: null }), ...source } as LeaseSource;
-    return { calls, lanes: new ReadLanes(full, handlers, clock), up: () => (down = false) };
+    return { calls, errors, lanes: new ReadLanes(full, handlers, clock), up: () => (down = false) };
   }
 
   it('reads everything every poll interval; a full hint reads at once', async () => {
@@ -281,6 +283,50 @@ describe('read lanes', () => {
     const running = l.run(stop.signal);
     await clock.advance(5_001);
     expect(calls).toEqual([['failed', 5_000]]);
+    stop.abort();
+    await running;
+  });
+
+  it('a full read that keeps answering is slow, not down: its deadline is of silence (5 s without progress), and 60 s in all', async () => {
+    const clock = new ManualClock();
+    /** A read of `batches` round trips of 2 s each, telling progress after each; then silent if `hangAfter`. */
+    const batched = (batches: number, hangAfter = false) => async (signal: AbortSignal, progress?: () => void) => {
+      for (let i = 0; i < batches; i++) {
+        await clock.sleep(2_000, signal);
+        if (signal.aborted) throw new Error('aborted');
+        progress?.();
+      }
+      if (hangAfter) await new Promise(() => {});
+      return { observations: [], status: null };
+    };
+    // Ten batches, 20 s in all: read, not failed.
+    const slow = lanes({ snapshot: batched(10) }, clock);
+    let stop = new AbortController();
+    let running = slow.lanes.run(stop.signal);
+    await clock.advance(20_001);
+    expect(slow.calls[0]).toEqual(['read:full', 20_000]);
+    stop.abort();
+    await running;
+
+    // Three batches, then silence: failed 5 s after the last answer.
+    const hung = lanes({ snapshot: batched(3, true) }, clock);
+    stop = new AbortController();
+    running = hung.lanes.run(stop.signal);
+    const at = clock.mono();
+    await clock.advance(11_001);
+    expect(hung.calls[0]).toEqual(['failed', at + 11_000]);
+    expect(hung.errors[0]).toBe('s: no answer within 5 s');
+    stop.abort();
+    await running;
+
+    // Answers without end: failed at 60 s, saying so.
+    const endless = lanes({ snapshot: batched(1_000) }, clock);
+    stop = new AbortController();
+    running = endless.lanes.run(stop.signal);
+    const from = clock.mono();
+    await clock.advance(60_001);
+    expect(endless.calls[0]).toEqual(['failed', from + 60_000]);
+    expect(endless.errors[0]).toBe('s: a full read did not end within 60 s');
     stop.abort();
     await running;
   });
@@ -407,6 +453,39 @@ describe('waits', () => {
     const withParent = deadlineOf(clock, parent.signal, 5_000);
     parent.abort();
     expect(withParent.signal.aborted).toBe(true);
+  });
+});
+
+describe('a deadline of silence', () => {
+  it('aborts after idleMs without progress or maxMs in all, says which, and dispose() leaves nothing behind', async () => {
+    const clock = new ManualClock();
+    const parent = new AbortController();
+    const idle = progressDeadlineOf(clock, parent.signal, 5_000, 60_000);
+    await clock.advance(4_000);
+    idle.progress();
+    await clock.advance(4_999);
+    expect(idle.signal.aborted).toBe(false);
+    await clock.advance(1);
+    expect([idle.signal.aborted, idle.reason()]).toEqual([true, 'idle']);
+    idle.dispose();
+    const total = progressDeadlineOf(clock, parent.signal, 5_000, 12_000);
+    for (let i = 0; i < 5; i++) {
+      await clock.advance(2_000);
+      total.progress();
+    }
+    expect(total.signal.aborted).toBe(false);
+    await clock.advance(2_000);
+    expect([total.signal.aborted, total.reason()]).toEqual([true, 'total']);
+    total.dispose();
+    const disposed = progressDeadlineOf(clock, parent.signal, 5_000, 60_000);
+    disposed.dispose();
+    await settle();
+    expect(clock.sleeping).toBe(0);
+    expect(getEventListeners(parent.signal, 'abort')).toHaveLength(0);
+    const withParent = progressDeadlineOf(clock, parent.signal, 5_000, 60_000);
+    parent.abort();
+    expect([withParent.signal.aborted, withParent.reason()]).toEqual([true, null]);
+    withParent.dispose();
   });
 });
 

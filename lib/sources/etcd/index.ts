@@ -7,7 +7,7 @@ import type { EtcdSourceConfig } from './config';
 import type { BackendContext } from '../backend';
 import { exactOf } from '../exact';
 import { SourceUnavailableError } from '../errors';
-import { RECONCILE_EVERY_MS, type ChangeHint, type LeaseSource, type PollResult, type SourceSnapshot } from '../types';
+import { reconcileDue, type ChangeHint, type Progress, type LeaseSource, type PollResult, type SourceSnapshot } from '../types';
 import { etcdProblem } from './client';
 import { proveExpiries } from './expiry-proof';
 import { clusterStatus } from './cluster';
@@ -27,22 +27,23 @@ const unavailable = (state: EtcdState, error: unknown, what: string) => {
 };
 
 /** Every key under the prefixes, the values that changed, the leases' TTLs that are due and the cluster's status. */
-async function readEverything(state: EtcdState, signal: AbortSignal): Promise<SourceSnapshot> {
+async function readEverything(state: EtcdState, signal: AbortSignal, progress?: Progress): Promise<SourceSnapshot> {
   const { client, config, mirror, values, pollMs } = state;
   if (signal.aborted) throw new SourceUnavailableError(config.name, 'the read was cancelled');
   try {
     const startedAt = state.clock.mono();
-    const ranges = await Promise.all(config.prefixes.map((prefix) => keysUnder(client, prefix)));
+    const ranges = await Promise.all(config.prefixes.map((prefix) => keysUnder(client, prefix, progress)));
     state.lastRevision = ranges[0]?.revision ?? state.lastRevision;
     const kvs = ranges.flatMap((r) => r.kvs);
-    for (const range of ranges) await fetchValues(client, values, range.kvs, range.revision);
+    for (const range of ranges) await fetchValues(client, values, range.kvs, range.revision, progress);
     mirror.clear();
     for (const kv of kvs) remember(mirror, kv);
     // Values of keys no longer there are forgotten.
     for (const key of [...values.keys()]) if (!mirror.has(key)) values.delete(key);
     // A full read speaks for every key: one found gone is simply not among the observations.
-    const { observations } = await observeAll(state, kvs, true, pollMs);
+    const { observations } = await observeAll(state, kvs, true, pollMs, false, progress);
     state.lastFullAt = startedAt;
+    state.lastFullMs = state.clock.mono() - startedAt;
     const status = await clusterStatus(client);
     return { observations, status };
   } catch (error) {
@@ -51,16 +52,16 @@ async function readEverything(state: EtcdState, signal: AbortSignal): Promise<So
 }
 
 /** A poll: a full read unless the watch keeps the mirror current, else the TTLs that are due. */
-async function pollOnce(state: EtcdState, snapshot: () => Promise<SourceSnapshot>): Promise<PollResult> {
+async function pollOnce(state: EtcdState, snapshot: () => Promise<SourceSnapshot>, progress?: Progress): Promise<PollResult> {
   const { pollMs } = state;
   // The mirror is only as good as a full read made once the watch was running.
-  if (!state.watchLive || state.lastFullAt < state.watchLiveSince || state.clock.mono() - state.lastFullAt >= Math.max(RECONCILE_EVERY_MS, 10 * pollMs)) {
+  if (!state.watchLive || state.lastFullAt < state.watchLiveSince || reconcileDue(state, state.clock.mono(), pollMs)) {
     return { kind: 'full', ...(await snapshot()) };
   }
   try {
     // Keys come from the watch; only the TTLs that are due are read. The cluster's status
     // too (two small calls): a new Raft leader shows within a poll, not at the next full read.
-    const [{ observations, gone }, status] = await Promise.all([observeAll(state, [...state.mirror.values()], false, pollMs, true), clusterStatus(state.client)]);
+    const [{ observations, gone }, status] = await Promise.all([observeAll(state, [...state.mirror.values()], false, pollMs, true, progress), clusterStatus(state.client)]);
     return { kind: 'partial', covered: [...observations.map((o) => o.key), ...gone], observations, status };
   } catch (error) {
     throw unavailable(state, error, 'reading lease TTLs');
@@ -97,12 +98,12 @@ export function createEtcdSource(config: EtcdSourceConfig, defaultPollMs: number
     backend: 'etcd',
     pollMs: state.pollMs,
 
-    async snapshot(signal): Promise<SourceSnapshot> {
-      return readEverything(state, signal);
+    async snapshot(signal, progress): Promise<SourceSnapshot> {
+      return readEverything(state, signal, progress);
     },
 
-    async poll(signal): Promise<PollResult> {
-      return pollOnce(state, () => this.snapshot(signal));
+    async poll(signal, progress): Promise<PollResult> {
+      return pollOnce(state, () => this.snapshot(signal, progress), progress);
     },
 
     async readKeys(keys, signal) {

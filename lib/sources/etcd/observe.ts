@@ -4,6 +4,7 @@ import type { IKeyValue } from 'etcd3';
 import { displayText } from '../../domain/display';
 import type { Observation } from '../../domain/observe';
 import { exactOf } from '../exact';
+import type { Progress } from '../types';
 import { learnValue, remembered, type ValueMemo } from './read';
 import type { EtcdState } from './state';
 import { scheduleProofRead } from './expiry-proof';
@@ -125,13 +126,23 @@ function observeSingle(values: ValueMemo, kv: IKeyValue, ttl: Exclude<TtlEstimat
  * whose leader went is led by the next candidate. `onlyRead`: only the leases whose TTL was
  * read now (a poll while the watch is live: the others have nothing new to say).
  */
-export async function observeAll(state: EtcdState, kvs: IKeyValue[], forget: boolean, pollMs: number, onlyRead = false): Promise<{ observations: Observation[]; gone: string[] }> {
+export async function observeAll(
+  state: EtcdState,
+  kvs: IKeyValue[],
+  forget: boolean,
+  pollMs: number,
+  onlyRead = false,
+  progress?: Progress,
+): Promise<{ observations: Observation[]; gone: string[] }> {
   const { ttlReadings, values } = state;
   const first = await group(kvs);
   const leaders = [...first.elections.values()].map((candidates) => String(leaderOf(candidates)[0]!.lease));
   const leases = [...leaders, ...first.singles.map((kv) => String(kv.lease))];
   const readNow = new Set<string>();
-  const ttls = await leaseTtls(state.client, ttlReadings, leases, pollMs, readNow, (id, reading) => scheduleProofRead(state, id, reading), state.clock);
+  const ttls = await leaseTtls(state.client, ttlReadings, leases, pollMs, readNow, (id, reading) => {
+    progress?.();
+    scheduleProofRead(state, id, reading);
+  }, state.clock);
   // After a full read, readings of leases no longer seen are dropped.
   if (forget) {
     for (const id of [...ttlReadings.keys()]) {

@@ -3,6 +3,7 @@
 import type { Etcd3, IKeyValue } from 'etcd3';
 import { exactOf } from '../exact';
 import { MAX_RECEIVE_BYTES } from './client';
+import type { Progress } from '../types';
 
 // Values are hostile until judged: a full read asks for keys only, and a value is fetched
 // (and its exact text made, lib/domain/display.ts) only when its key's mod revision changed,
@@ -32,7 +33,7 @@ export const learnValue = (values: ValueMemo, kv: IKeyValue) => {
  * time, at the revision the keys were listed at: a key put again since then would otherwise
  * come back with another mod revision, and its listed version would have no value.
  */
-export async function fetchValues(client: Etcd3, values: ValueMemo, kvs: IKeyValue[], revision: string): Promise<void> {
+export async function fetchValues(client: Etcd3, values: ValueMemo, kvs: IKeyValue[], revision: string, progress?: Progress): Promise<void> {
   const wanted = kvs.filter((kv) => String(kv.lease) !== '0' && !remembered(values, kv));
   const one = async (kv: IKeyValue) => {
     try {
@@ -53,6 +54,7 @@ export async function fetchValues(client: Etcd3, values: ValueMemo, kvs: IKeyVal
       if (!/RESOURCE_EXHAUSTED|larger than max/i.test(String((error as Error)?.message))) throw error;
       for (const kv of batch) await one(kv);
     }
+    progress?.();
   }
 }
 
@@ -74,7 +76,7 @@ export async function rangePrefix(client: Etcd3, prefix: string) {
 }
 
 /** Every key under a prefix, without values, a page at a time, at one revision. */
-export async function keysUnder(client: Etcd3, prefix: string): Promise<{ kvs: IKeyValue[]; revision: string }> {
+export async function keysUnder(client: Etcd3, prefix: string, progress?: Progress): Promise<{ kvs: IKeyValue[]; revision: string }> {
   const start = Buffer.from(prefix, 'latin1');
   const end = prefixEnd(start);
   const kvs: IKeyValue[] = [];
@@ -84,6 +86,7 @@ export async function keysUnder(client: Etcd3, prefix: string): Promise<{ kvs: I
     const page = await client.kv.range({ key: from, range_end: end, keys_only: true, limit: RANGE_PAGE, ...(revision ? { revision } : {}) });
     revision ??= String(page.header.revision);
     kvs.push(...page.kvs);
+    progress?.();
     if (!page.more || page.kvs.length === 0) return { kvs, revision };
     from = Buffer.concat([page.kvs[page.kvs.length - 1]!.key, Buffer.from([0])]);
   }

@@ -37,6 +37,8 @@ export type EtcdState = {
   /** The watch was cut off (or ended) and no round is live again yet: said once, as a gap. */
   watchCut: boolean;
   lastFullAt: number;
+  /** How long the last full read took (reconcileDue). */
+  lastFullMs: number;
   /** Lease ids to read again to prove an expiry (expiry-proof.ts), while that loop runs. */
   readonly proofReads: DueQueue<string>;
   proofLoop: { wake: (at: number) => void } | null;
@@ -59,6 +61,7 @@ export function createEtcdState(config: EtcdSourceConfig, defaultPollMs: number,
     watchLiveSince: Infinity,
     watchCut: false,
     lastFullAt: -Infinity,
+    lastFullMs: 0,
     proofReads: new DueQueue(),
     proofLoop: null,
   };

@@ -28,7 +28,7 @@ import { redactUrlPassword } from '../../redact';
 import type { Observation } from '../../domain/observe';
 import type { BackendContext } from '../backend';
 import { SourceUnavailableError } from '../errors';
-import { RECONCILE_EVERY_MS, type LeaseSource, type PollResult, type SourceSnapshot } from '../types';
+import { reconcileDue, type LeaseSource, type PollResult, type Progress, type SourceSnapshot } from '../types';
 import { closeInstances, connectInstances, problemOf, status, withinDeadline, type RedisSourceState } from './instances';
 import { keyOf, scanInstance } from './keys';
 import { checkEvents, watchKeyspace } from './notifications';
@@ -40,21 +40,22 @@ function unavailable(state: RedisSourceState, error: unknown): never {
   throw new SourceUnavailableError(state.config.name, redactUrlPassword((error as Error).message), { cause: error });
 }
 
-async function snapshot(state: RedisSourceState, signal: AbortSignal): Promise<SourceSnapshot> {
+async function snapshot(state: RedisSourceState, signal: AbortSignal, progress?: Progress): Promise<SourceSnapshot> {
   try {
     const startedAt = state.clock.mono();
-    const observations = await read(state, 'full', (redis, signal) => scanInstance(redis, state.config.match, signal), signal);
+    const observations = await read(state, 'full', (redis, signal) => scanInstance(redis, state.config.match, signal, progress), signal, progress);
     state.lastFullAt = startedAt;
+    state.lastFullMs = state.clock.mono() - startedAt;
     return { observations, status: status(state) };
   } catch (error) {
     return unavailable(state, error);
   }
 }
 
-async function poll(state: RedisSourceState, pollMs: number, signal: AbortSignal): Promise<PollResult> {
+async function poll(state: RedisSourceState, pollMs: number, signal: AbortSignal, progress?: Progress): Promise<PollResult> {
   const { instances } = state;
-  if (state.live < instances.length || state.lastFullAt < state.liveSince || state.clock.mono() - state.lastFullAt >= Math.max(RECONCILE_EVERY_MS, 10 * pollMs)) {
-    return { kind: 'full', ...(await snapshot(state, signal)) };
+  if (state.live < instances.length || state.lastFullAt < state.liveSince || reconcileDue(state, state.clock.mono(), pollMs)) {
+    return { kind: 'full', ...(await snapshot(state, signal, progress)) };
   }
   const answeredBefore = instances.map((i) => i.lastError === null);
   // A ping; for an instance that sends keyspace events, a read of its flags (they may be switched off under us).
@@ -65,7 +66,7 @@ async function poll(state: RedisSourceState, pollMs: number, signal: AbortSignal
   // An instance that does not answer, or answers again, changes what the quorum is judged on
   // (each lease's instances): read everything now rather than show the last read as current.
   // So does one whose keyspace events were switched off: nothing is pushed, so everything is read.
-  if (pings.some((p, index) => p.status === 'rejected' || !answeredBefore[index]) || instances.some((i) => i.eventsOff)) return { kind: 'full', ...(await snapshot(state, signal)) };
+  if (pings.some((p, index) => p.status === 'rejected' || !answeredBefore[index]) || instances.some((i) => i.eventsOff)) return { kind: 'full', ...(await snapshot(state, signal, progress)) };
   return { kind: 'partial', covered: [], observations: [] };
 }
 
@@ -85,8 +86,8 @@ export function createRedisSource(config: RedisSourceConfig, defaultPollMs: numb
     name: config.name,
     backend: 'redis',
     pollMs: config.pollMs ?? defaultPollMs,
-    snapshot: (signal) => snapshot(state, signal),
-    poll: (signal) => poll(state, config.pollMs ?? defaultPollMs, signal),
+    snapshot: (signal, progress) => snapshot(state, signal, progress),
+    poll: (signal, progress) => poll(state, config.pollMs ?? defaultPollMs, signal, progress),
     readKeys: (keys, signal) => readKeys(state, keys, signal),
     watch: (onHint, signal) => watchKeyspace(state, onHint, signal),
     close: () => closeInstances(state),

@@ -108,6 +108,8 @@ export type RedisSourceState = {
   live: number;
   liveSince: number;
   lastFullAt: number;
+  /** How long the last full read took (reconcileDue). */
+  lastFullMs: number;
   /** What liveSince and lastFullAt are read on. */
   clock: Clock;
   /** The source's poll interval: each instance's answer deadline is tied to it (answerDeadlineMs). */
@@ -163,7 +165,7 @@ export function connectInstances(config: RedisSourceConfig, { clock = systemCloc
   const instances = config.urls.map((url) => connectInstance(url, pollMs));
   const quorum = Math.floor(instances.length / 2) + 1;
   const redlock = instances.length > 1;
-  return { config, instances, quorum, redlock, live: 0, liveSince: Infinity, lastFullAt: -Infinity, clock, log, pollMs };
+  return { config, instances, quorum, redlock, live: 0, liveSince: Infinity, lastFullAt: -Infinity, lastFullMs: 0, clock, log, pollMs };
 }
 
 /** Why a call to an instance failed, in words. */

@@ -4,6 +4,7 @@
 import type Redis from 'ioredis';
 import { displayText, EXACT_TEXT_HEAD_BYTES, EXACT_TEXT_MAX_BYTES } from '../../domain/display';
 import { exactOf, exactOfHead } from '../exact';
+import type { Progress } from '../types';
 
 const SCAN_COUNT = 1_000;
 const READ_BATCH = 500;
@@ -93,7 +94,7 @@ const isBulkOrNull = (value: unknown) => value === null || Buffer.isBuffer(value
 const isInteger = (value: unknown) => typeof value === 'number' && Number.isInteger(value);
 
 /** Every key of one instance matching one of the patterns, found with SCAN (never KEYS). */
-export async function scanInstance(redis: Redis, match: string[], signal: AbortSignal): Promise<Set<RawKey>> {
+export async function scanInstance(redis: Redis, match: string[], signal: AbortSignal, progress?: Progress): Promise<Set<RawKey>> {
   const keys = new Set<RawKey>();
   for (const pattern of match) {
     let cursor = '0';
@@ -104,13 +105,14 @@ export async function scanInstance(redis: Redis, match: string[], signal: AbortS
       const [next, found] = reply;
       cursor = next.toString('latin1');
       for (const key of found) keys.add(key.toString('latin1'));
+      progress?.();
     } while (cursor !== '0');
   }
   return keys;
 }
 
 /** What one instance says of these keys (and of their fences, `suffix` appended), in batches. */
-export async function readInstance(redis: ReaderRedis, keys: RawKey[], suffix: string): Promise<Map<RawKey, KeyRead>> {
+export async function readInstance(redis: ReaderRedis, keys: RawKey[], suffix: string, progress?: Progress): Promise<Map<RawKey, KeyRead>> {
   const reads = new Map<RawKey, KeyRead>();
   for (let i = 0; i < keys.length; i += READ_BATCH) {
     const batch = keys.slice(i, i + READ_BATCH);
@@ -131,6 +133,7 @@ export async function readInstance(redis: ReaderRedis, keys: RawKey[], suffix: s
         fenceLength: Number(flat[at + 6]),
       });
     }
+    progress?.();
   }
   return reads;
 }

@@ -5,6 +5,7 @@ import type Redis from 'ioredis';
 import { displayText } from '../../domain/display';
 import { unreadableObservation, type Observation } from '../../domain/observe';
 import { SourceUnavailableError } from '../errors';
+import type { Progress } from '../types';
 import { problemOf, withinDeadline, type RedisSourceState } from './instances';
 import { ABSENT, fenceProblem, holderOf, isCounter, keyOf, readInstance, tokenOf, type KeyRead, type RawKey } from './keys';
 import { judgeQuorum } from './quorum';
@@ -54,7 +55,13 @@ function goneLock(raw: RawKey, issued: bigint | null | undefined): Observation |
 }
 
 /** The keys `keysFor` names on every instance, read; fails unless a quorum of instances answered. */
-export async function read(state: RedisSourceState, kind: 'full' | 'keys', keysFor: (redis: Redis, signal: AbortSignal) => Promise<Set<RawKey>>, signal: AbortSignal): Promise<Observation[]> {
+export async function read(
+  state: RedisSourceState,
+  kind: 'full' | 'keys',
+  keysFor: (redis: Redis, signal: AbortSignal) => Promise<Set<RawKey>>,
+  signal: AbortSignal,
+  progress?: Progress,
+): Promise<Observation[]> {
   const { config, instances, quorum, redlock } = state;
   const suffix = config.fenceSuffix;
   const results = await Promise.allSettled(
@@ -71,7 +78,7 @@ export async function read(state: RedisSourceState, kind: 'full' | 'keys', keysF
           if (!raw.endsWith(suffix)) named.push(raw);
           else if (!keys.has(raw.slice(0, -suffix.length))) named.push(raw, ...(redlock ? [] : [raw.slice(0, -suffix.length)]));
         }
-        return readInstance(instance.redis, named, suffix);
+        return readInstance(instance.redis, named, suffix, progress);
       }),
     ),
   );
