@@ -29,6 +29,7 @@ import { logger, type Logger } from '../log';
 import type { Clock } from '../time/clock';
 import { SourceUnavailableError } from '../sources/errors';
 import type { Parts } from '../parts';
+import { getLease } from '../queries/leases';
 import { checkedRequest, ForceConflictError, ForceNotPossibleError, type ForceActions, type ForceDone, type ForcePlan } from '../sources/force';
 import { refusalOf, type AdminAction } from './actions';
 import { forceActionsOf } from './backend-actions';
@@ -172,7 +173,8 @@ async function auditFailure(context: ForceContext, base: Omit<AuditInput, 'phase
   const log = logOf(context);
   if (error instanceof ForceConflictError) {
     const entry = await appendResult(store, log, { ...base, phase: 'refused', status: 409, actualHolder: error.current?.holder ?? null, actualToken: error.current?.token ?? null });
-    const current = await readLeaseView(store, leaseId, async () => 0);
+    // As GET /api/v1/leases/:id shows it (its changes of hands in the last hour counted too).
+    const current = await getLease(store, leaseId);
     return new ChangedSinceSeenError(error.message, current, error.current, entry.id.toString());
   }
   if (error instanceof ForceNotPossibleError) {

@@ -22,6 +22,7 @@ import { AuthError } from '../../lib/auth/errors';
 import type { Principal } from '../../lib/auth/principal';
 import { verifyAuditChain, type AuditRow } from '../../lib/db/audit';
 import { readLeaseEvents } from '../../lib/db/leases';
+import { getLease } from '../../lib/queries/leases';
 import { openStore, type Store } from '../../lib/db/store';
 import type { Collector } from '../../lib/collector';
 import { createFencedStore, LeaseLostError, type FencedStore } from '../../lib/lease';
@@ -126,6 +127,18 @@ describe.each(STORE_KINDS)('lib/admin on a $kind store', ({ create }) => {
       expect(await fencedStore.write(resource, held.lease.token, 'old holder, late')).toBe('rejected');
       expect((await fencedStore.log(resource)).map((w) => w.value)).toEqual(['old holder, before', 'successor']);
       await expectChainOk(store);
+    });
+
+    it("the 409's lease is the lease as GET shows it: its changes of hands in the last hour counted", async () => {
+      const held = await holdFenced(store, layout(), 'moved');
+      await held.client.release(held.lease);
+      const next = (await layout().client().acquire(held.leaseKey, { holder: 'worker-2', ttlMs: 30_000 }))!;
+      await observed(store, held.leaseId, next.holder, next.token.toString());
+      const error = await failureOf(forceExpireLease(context(held, held.body())));
+      expect(error).toBeInstanceOf(ChangedSinceSeenError);
+      const shown = await getLease(store, held.leaseId);
+      expect(shown!.recentTransitions).toBeGreaterThan(0);
+      expect((error as ChangedSinceSeenError).current).toMatchObject({ holder: next.holder, recentTransitions: shown!.recentTransitions });
     });
 
     it('a stale expected token is a 409 with the lease and the backend state; nothing changes; refused 409 is audited', async () => {
