@@ -5,6 +5,7 @@ import { createContext, useContext } from 'react';
 import { useUrlState } from './live/url-state';
 
 export const RANGES = [
+  { value: '5m', label: 'Last 5 minutes', ms: 5 * 60_000 },
   { value: '15m', label: 'Last 15 minutes', ms: 15 * 60_000 },
   { value: '1h', label: 'Last hour', ms: 3_600_000 },
   { value: '6h', label: 'Last 6 hours', ms: 6 * 3_600_000 },
@@ -19,9 +20,9 @@ export function parseRange(raw: string | null, fallback: RangeValue = DEFAULT_RA
 }
 
 /**
- * The shortest range that shows everything observed over `observedMs`, and never less than 15
- * minutes: a lease first seen five minutes ago is drawn across the chart, not squeezed into
- * the right edge of an hour.
+ * The shortest range that shows everything observed over `observedMs`, and never less than 5
+ * minutes: a lease first seen two minutes ago is drawn across the chart, not squeezed into
+ * the right edge of a quarter of an hour.
  */
 export function rangeCovering(observedMs: number): RangeValue {
   return (RANGES.find((range) => range.ms >= observedMs) ?? RANGES.at(-1)!).value;

@@ -356,7 +356,7 @@ test('the lease page: its range defaults to what was observed, its last read mov
     await openLive(page, leasePath(id));
     await expect(page.getByTestId('lease-holder')).toHaveText(lease.holder);
     // First seen seconds ago: the shortest range, not the last hour.
-    await expect(page.getByLabel('Time range')).toHaveValue('15m');
+    await expect(page.getByLabel('Time range')).toHaveValue('5m');
     expect(new URL(page.url()).searchParams.get('range')).toBeNull();
     // The source is read twice a second: "last read" stays within a couple of seconds.
     await page.waitForTimeout(4_000);
@@ -368,7 +368,7 @@ test('the lease page: its range defaults to what was observed, its last read mov
     // Choosing the hour keeps it in the URL; the default is not written there.
     await page.getByLabel('Time range').selectOption('1h');
     await expect(page).toHaveURL(/range=1h/);
-    await page.getByLabel('Time range').selectOption('15m');
+    await page.getByLabel('Time range').selectOption('5m');
     await expect(page).not.toHaveURL(/range=/);
   } finally {
     await client.release(lease);
