@@ -13,7 +13,21 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { LoadError } from '@/components/ui/load-error';
 import { formatDuration } from '@/lib/domain/duration';
 import { When } from '@/components/when';
-import { CAUSE_TEXT, CHANGE_TEXT, FAILOVER_CAUSES, FAILOVER_CHANGES, filterFailovers, isFiltered, parseCause, parseChange, summarizeGaps, type FailoverRecord } from '@/lib/domain/failover-stats';
+import {
+  CAUSE_TEXT,
+  CHANGE_TEXT,
+  FAILOVER_CAUSES,
+  FAILOVER_CHANGES,
+  FAILOVER_KIND_TEXT,
+  filterFailovers,
+  isFiltered,
+  parseCause,
+  parseChange,
+  parseLeaseKind,
+  summarizeGaps,
+  type FailoverRecord,
+} from '@/lib/domain/failover-stats';
+import { LEASE_KINDS } from '@/lib/domain/types';
 import { FailoverChart } from './failover-chart';
 import { FailoverTable } from './failover-table';
 import styles from './failovers.module.css';
@@ -32,6 +46,7 @@ export function FailoversView() {
   const [text, setText] = useState(() => params.get('q') ?? '');
   const cause = parseCause(params.get('cause'));
   const change = parseChange(params.get('change'));
+  const kind = parseLeaseKind(params.get('kind'));
   const deferredText = useDeferredValue(text);
   const rangeText = range.label.replace(/^Last/, 'the last');
 
@@ -49,7 +64,7 @@ export function FailoversView() {
     for (const page of query.data?.pages ?? []) for (const failover of page.failovers) if (!byId.has(failover.id)) byId.set(failover.id, failover);
     return [...byId.values()];
   }, [query.data]);
-  const filter = useMemo(() => ({ text: deferredText, cause, change }), [deferredText, cause, change]);
+  const filter = useMemo(() => ({ text: deferredText, cause, change, kind }), [deferredText, cause, change, kind]);
   const shown = useMemo(() => filterFailovers(all, filter), [all, filter]);
   const summary = useMemo(() => summarizeGaps(shown), [shown]);
   const filtered = isFiltered(filter);
@@ -63,13 +78,14 @@ export function FailoversView() {
   if (text.trim()) csvParams.set('q', text.trim());
   if (cause) csvParams.set('cause', cause);
   if (change) csvParams.set('change', change);
+  if (kind) csvParams.set('kind', kind);
   const rangeParam = params.get('range');
   const linkSuffix = rangeParam ? `?range=${encodeURIComponent(rangeParam)}` : '';
   const wider = RANGES.filter((option) => option.ms > range.ms).slice(0, 2);
 
   const clearFilters = () => {
     setText('');
-    setParams({ q: null, cause: null, change: null });
+    setParams({ q: null, cause: null, change: null, kind: null });
   };
 
   let body: ReactNode;
@@ -127,7 +143,7 @@ export function FailoversView() {
           <EmptyState title="No failovers match the filters">
             <p>
               {count.format(all.length)} {all.length === 1 ? 'failover' : 'failovers'} in {rangeText}, none with{' '}
-              {[deferredText.trim() ? `“${deferredText.trim()}” in the lease or a holder` : null, cause ? `the cause “${CAUSE_TEXT[cause]}”` : null, change ? `“${CHANGE_TEXT[change]}”` : null]
+              {[deferredText.trim() ? `“${deferredText.trim()}” in the lease or a holder` : null, cause ? `the cause “${CAUSE_TEXT[cause]}”` : null, change ? `“${CHANGE_TEXT[change]}”` : null, kind ? `the kind “${FAILOVER_KIND_TEXT[kind]}”` : null]
                 .filter(Boolean)
                 .join(' and ')}
               .
@@ -169,6 +185,17 @@ export function FailoversView() {
               setParams({ q: event.target.value });
             }}
           />
+        </label>
+        <label className="control">
+          <span>Lease kind</span>
+          <select value={kind ?? ''} onChange={(event) => setParams({ kind: event.target.value || null })}>
+            <option value="">All kinds</option>
+            {LEASE_KINDS.map((option) => (
+              <option key={option} value={option}>
+                {FAILOVER_KIND_TEXT[option]}
+              </option>
+            ))}
+          </select>
         </label>
         <label className="control">
           <span>Cause</span>

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { CONTROL_CHARACTER } from '../domain/unprintable';
 import { ALERT_RULE_TYPES } from '../domain/alert-types';
 import { AUDIT_PHASES } from '../domain/audit';
-import { EVENT_TYPES, LEASE_STATES } from '../domain/types';
+import { EVENT_TYPES, LEASE_KINDS, LEASE_STATES } from '../domain/types';
 import { FAILOVER_CAUSES, FAILOVER_CHANGES } from '../domain/failover-stats';
 import { systemClock } from '../time/clock';
 import { SORTS } from '../domain/overview';
@@ -173,6 +173,7 @@ export const searchTextParam = param(z.string(), 200);
 
 export const causeParam = param(z.enum(FAILOVER_CAUSES, { error: oneOf('one of') }), 32);
 export const changeParam = param(z.enum(FAILOVER_CHANGES, { error: oneOf('one of') }), 32);
+export const kindParam = param(z.enum(LEASE_KINDS, { error: oneOf('one of') }), 32);
 
 /** `actor`: a user's or a token's name, as the audit log records it (matched exactly). */
 export const actorParam = param(z.string(), 200);
@@ -226,8 +227,8 @@ export const failoversQuery = z
 
 /** GET /api/v1/failovers.csv: the failovers page's filters, and at most `limit` rows. */
 export const failoversCsvQuery = z
-  .object({ since: sinceParam(), limit: limitParam(100_000, 100_000), cause: causeParam, change: changeParam, q: searchTextParam })
-  .transform(({ since, limit, cause, change, q }) => ({ since, limit, filter: { text: q ?? null, cause: cause ?? null, change: change ?? null } }));
+  .object({ since: sinceParam(), limit: limitParam(100_000, 100_000), cause: causeParam, change: changeParam, kind: kindParam, q: searchTextParam })
+  .transform(({ since, limit, cause, change, kind, q }) => ({ since, limit, filter: { text: q ?? null, cause: cause ?? null, change: change ?? null, kind: kind ?? null } }));
 
 /** GET /api/v1/audit: `since` from (inclusive), `until` before (exclusive), each an ISO time or a duration back from now. */
 export const auditQuery = z

@@ -106,5 +106,6 @@ export function changeOfHandsCandidates(store: Store, query: { since?: Date; lim
     },
     orderBy: { id: 'desc' },
     take: query.limit + 1,
+    include: { lease: { select: { kind: true } } },
   });
 }

@@ -4,7 +4,7 @@
 import { toCsv } from './csv';
 import { FORCE_CAUSE_TEXT, FORCE_EVENT_TYPES } from './admin-actions';
 import { percentile } from './renewal-stats';
-import type { LeaseEventView } from './types';
+import { LEASE_KINDS, type LeaseEventView, type LeaseKind } from './types';
 
 export const FAILOVER_CAUSES = ['expired', 'taken_over', 'released', ...FORCE_EVENT_TYPES, 'unknown'] as const;
 export type FailoverCause = (typeof FAILOVER_CAUSES)[number];
@@ -22,7 +22,16 @@ export type FailoverRecord = Pick<LeaseEventView, 'id' | 'leaseId' | 'at' | 'hol
   cause: FailoverCause;
   /** The same node under a new instance (lib/domain/health.ts isRestart), not another node. */
   restart?: boolean;
+  /** The lease's kind: a scheduler's lock, a leader election, an advisory lock. */
+  kind?: LeaseKind;
 };
+
+/** The failovers page's lease kinds, as a person reads them. */
+export const FAILOVER_KIND_TEXT: Record<LeaseKind, string> = { election: 'leader elections', lock: 'locks', advisory: 'advisory locks' };
+
+export function parseLeaseKind(raw: string | null | undefined): LeaseKind | null {
+  return (LEASE_KINDS as readonly string[]).includes(raw ?? '') ? (raw as LeaseKind) : null;
+}
 
 /** Who took the lease: another node, or the same node started again. */
 export const FAILOVER_CHANGES = ['other', 'restart'] as const;
@@ -46,15 +55,16 @@ export function parseCause(raw: string | null | undefined): FailoverCause | null
   return (FAILOVER_CAUSES as readonly string[]).includes(raw ?? '') ? (raw as FailoverCause) : null;
 }
 
-/** `text`: part of the lease id, the new or the old holder (any case). `cause`: exactly that cause. `change`: another node, or a restart. */
-export type FailoverFilter = { text?: string | null; cause?: FailoverCause | null; change?: FailoverChange | null };
+/** `text`: part of the lease id, the new or the old holder (any case). `cause`: exactly that cause. `change`: another node, or a restart. `kind`: the lease's kind. */
+export type FailoverFilter = { text?: string | null; cause?: FailoverCause | null; change?: FailoverChange | null; kind?: LeaseKind | null };
 
 export function isFiltered(filter: FailoverFilter): boolean {
-  return Boolean(filter.text?.trim()) || Boolean(filter.cause) || Boolean(filter.change);
+  return Boolean(filter.text?.trim()) || Boolean(filter.cause) || Boolean(filter.change) || Boolean(filter.kind);
 }
 
 export function matchesFailover(failover: FailoverRecord, filter: FailoverFilter): boolean {
   if (filter.cause && failover.cause !== filter.cause) return false;
+  if (filter.kind && failover.kind !== filter.kind) return false;
   if (filter.change && (filter.change === 'restart') !== (failover.restart === true)) return false;
   const text = filter.text?.trim().toLowerCase();
   if (!text) return true;

@@ -18,6 +18,7 @@ const failover = (id: number, cause: FailoverView['cause'] = 'expired', restart 
   detail: { cause },
   cause,
   restart,
+  kind: id % 4 === 0 ? 'election' : 'lock',
 });
 
 /** A store of `count` failovers, newest first, read a page at a time (ids count down), as listFailovers reads. */
@@ -52,6 +53,9 @@ describe('collectFailovers', () => {
     const found = await collectFailovers(s.readPage, { limit: 100_000, filter: { text: null, cause: 'taken_over', change: 'restart' } });
     expect(found!.rows.length).toBeGreaterThan(0);
     expect(found!.rows).toEqual(s.all.filter((f) => f.cause === 'taken_over' && f.restart));
+    const elections = await collectFailovers(s.readPage, { limit: 100_000, filter: { text: null, cause: null, change: null, kind: 'election' } });
+    expect(elections!.rows.length).toBe(10);
+    expect(elections!.rows.every((f) => f.kind === 'election')).toBe(true);
   });
 
   it('at most `limit` rows: truncated when more matched or the store has more', async () => {

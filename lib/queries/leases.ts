@@ -3,7 +3,7 @@ import type { Store } from '../db';
 import { changeEventsSince, changeOfHandsCandidates, findLeaseViews, firstEventAt, readLeaseEvents, readLeaseView, type EventQuery, type LeaseFilter } from '../db/leases';
 import { eventViewOfRow } from '../db/lease-views';
 export { readLeaseRenewals as leaseRenewals } from '../db/renewals';
-import type { LeaseEventView, LeaseView } from '../domain/types';
+import type { LeaseEventView, LeaseKind, LeaseView } from '../domain/types';
 import { isChangeOfHands, isRestart } from '../domain/health';
 import { recentChangeCounts, recentSince } from '../domain/recent-changes';
 import { failoverCauseOf } from '../domain/failover-stats';
@@ -53,7 +53,7 @@ export async function listFailovers(store: Store, query: { since?: Date; limit: 
     .slice(0, query.limit)
     .filter(isChangeOfHands)
     .map((row): FailoverView => {
-      return { ...eventViewOfRow(row), cause: failoverCauseOf(row), restart: isRestart(row) };
+      return { ...eventViewOfRow(row), cause: failoverCauseOf(row), restart: isRestart(row), kind: row.lease.kind as LeaseKind };
     });
   return { failovers, next: rows.length > query.limit ? rows[query.limit - 1]!.id.toString() : null };
 }

@@ -339,8 +339,14 @@ test('a holder that restarts and takes its lease back is told apart from another
   await page.getByLabel('Taken by').selectOption('restart');
   await expect(failover).toHaveCount(1);
   await expect(page).toHaveURL(/change=restart/);
-  const api = (await (await page.request.get('/api/v1/failovers?since=15m')).json()) as { failovers: { leaseId: string; restart: boolean }[] };
-  expect(api.failovers.filter((f) => f.leaseId === id)).toEqual([expect.objectContaining({ restart: true })]);
+  // A lock: shown among locks, not among leader elections.
+  await page.getByLabel('Lease kind').selectOption('election');
+  await expect(failover).toHaveCount(0);
+  await page.getByLabel('Lease kind').selectOption('lock');
+  await expect(failover).toHaveCount(1);
+  await expect(page).toHaveURL(/kind=lock/);
+  const api = (await (await page.request.get('/api/v1/failovers?since=15m')).json()) as { failovers: { leaseId: string; restart: boolean; kind: string }[] };
+  expect(api.failovers.filter((f) => f.leaseId === id)).toEqual([expect.objectContaining({ restart: true, kind: 'lock' })]);
   expect(errors).toEqual([]);
 });
 

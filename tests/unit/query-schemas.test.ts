@@ -31,6 +31,7 @@ describe('the messages of a refused parameter', () => {
     [failoversCsvQuery, 'q=%00', 'q', 'The query parameter "q" must be text without control characters, not "\\x00".'],
     [failoversCsvQuery, 'cause=nope', 'cause', 'The query parameter "cause" must be one of expired, taken_over, released, force_expired, force_released, unknown, not "nope".'],
     [failoversCsvQuery, 'change=same', 'change', 'The query parameter "change" must be one of other, restart, not "same".'],
+    [failoversCsvQuery, 'kind=mutex', 'kind', 'The query parameter "kind" must be one of lock, election, advisory, not "mutex".'],
     [failoversCsvQuery, 'limit=100001', 'limit', 'The query parameter "limit" must be a whole number from 1 to 100000, not "100001".'],
     [leasesQuery, 'state=sideways', 'state', 'The query parameter "state" must be one of held, free, expired, unknown, stale, problems, not "sideways".'],
     [leasesQuery, 'state=%E2%80%AEheld', 'state', 'The query parameter "state" must be one of held, free, expired, unknown, stale, problems, not "\u202eheld".'],
@@ -62,7 +63,7 @@ describe('what a route takes', () => {
 
   it('absent or empty: not given, the default where there is one', () => {
     expect(parseQuery(leaseEventsQuery, search('since=&types=&cursor=&limit='))).toEqual({ since: undefined, types: undefined, before: undefined, limit: 100 });
-    expect(parseQuery(failoversCsvQuery, search('cause=&change=&q='))).toEqual({ since: undefined, limit: 100_000, filter: { text: null, cause: null, change: null } });
+    expect(parseQuery(failoversCsvQuery, search('cause=&change=&kind=&q='))).toEqual({ since: undefined, limit: 100_000, filter: { text: null, cause: null, change: null, kind: null } });
   });
 
   it('values as the queries take them', () => {
@@ -72,7 +73,7 @@ describe('what a route takes', () => {
       before: 42n,
       limit: 7,
     });
-    expect(parseQuery(failoversCsvQuery, search('cause=expired&change=restart&q=Server'))).toEqual({ since: undefined, limit: 100_000, filter: { text: 'Server', cause: 'expired', change: 'restart' } });
+    expect(parseQuery(failoversCsvQuery, search('cause=expired&change=restart&kind=election&q=Server'))).toEqual({ since: undefined, limit: 100_000, filter: { text: 'Server', cause: 'expired', change: 'restart', kind: 'election' } });
     const before = Date.now();
     const since = parseQuery(leaseRenewalsQuery, search('since=15m')).since!.getTime();
     expect(since).toBeGreaterThanOrEqual(before - 15 * 60_000);

@@ -69,6 +69,8 @@ export const failoverViewSchema = leaseEventViewSchema.extend({
   cause: z.enum(FAILOVER_CAUSES),
   /** The same node under a new instance (health.ts isRestart), not another node. */
   restart: z.boolean(),
+  /** The lease's kind (the failovers page filters by it). */
+  kind: z.enum(LEASE_KINDS),
 });
 
 export const SOURCE_STATUSES = ['up', 'down', 'unknown'] as const;
