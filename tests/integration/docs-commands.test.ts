@@ -3,14 +3,14 @@
 // standard output before the command's own: a JSON reader behind it fails and what the
 // command printed (a token's secret, shown once) is lost. Each such command is found in the
 // docs and run against an embedded store, with paths under /etc moved to a temporary folder.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenPrincipal } from '../../lib/auth/tokens';
 import { openStore } from '../../lib/db/store';
 import { freshPgliteDirectory } from '../support/databases';
+import { run } from '../support/run';
 import { ROOT } from '../support/services';
 
 type DocCommand = { file: string; command: string };
@@ -29,7 +29,7 @@ function docCommands(): DocCommand[] {
 }
 
 /** Whether an `npm run` (without -s) has its standard output read: piped, redirected or substituted. */
-export function npmBannerReachesOutput(command: string): boolean {
+function npmBannerReachesOutput(command: string): boolean {
   const plainNpmRun = /\bnpm run (?!-s\b|--silent\b)/;
   const code = command.replace(/\s#.*$/, '');
   // $(npm run ...) or `npm run ...`: substituted.
@@ -46,22 +46,8 @@ export function npmBannerReachesOutput(command: string): boolean {
   return false;
 }
 
-/** Runs `command` in bash from the project directory, its exit code and output. */
-function bash(command: string, env: Record<string, string | undefined>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
-    const child = spawn('bash', ['-o', 'pipefail', '-c', command], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('error', fail);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
-}
+/** Runs `command` in bash from the project directory (a pipe fails if any command in it fails). */
+const bash = (command: string, env: Record<string, string | undefined>) => run('bash', ['-o', 'pipefail', '-c', command], { env, timeoutMs: 90_000 });
 
 describe('commands in the docs whose output another command reads', () => {
   it('the check finds the banner of a plain npm run reaching a pipe, a file or $(...), and lets -s and stdin pipes by', () => {
@@ -98,11 +84,11 @@ describe('commands in the docs whose output another command reads', () => {
       expect(piped.map((c) => c.file)).toContain('docs/security.md');
       for (const { file, command } of piped) {
         const local = command.replaceAll('/etc/', `${etc}/`);
-        await bash(`mkdir -p ${etc}/prometheus`, {});
-        const result = await bash(local, { DATABASE_URL: undefined, LEASEHOLD_CONFIG: undefined, LEASEHOLD_DATA_DIR: dir.dataDir });
-        expect(result.code, `${file}: ${command}\n${result.stderr}`).toBe(0);
         const written = local.match(/>\s*(\S+)\s*$/)?.[1];
         expect(written, `${file}: ${command} saves nothing`).toBeDefined();
+        mkdirSync(path.dirname(written!), { recursive: true });
+        const result = await bash(local, { DATABASE_URL: undefined, LEASEHOLD_CONFIG: undefined, LEASEHOLD_DATA_DIR: dir.dataDir });
+        expect(result.code, `${file}: ${command}\n${result.stderr}`).toBe(0);
         const token = readFileSync(written!, 'utf8').trim();
         expect(token).toMatch(/^lh_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
         const store = await openStore({ kind: 'pglite', dataDir: dir.dataDir });
