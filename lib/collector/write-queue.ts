@@ -18,20 +18,28 @@ export const MERGE_LIMIT = 4_000;
 /** Rows a batch writes (leases, events, renewal samples, rollups). */
 export const rowsOf = (batch: WriteBatch) => batch.dirty.length + batch.events.length + batch.renewals.length + batch.rollups.length;
 
-/** `write` may throw: the batch's waiters get undefined, and `onError` the error. `onWaiting`: the rows waiting behind the write in progress, each time that changes. */
+/**
+ * `write` may throw: the batch's waiters get undefined, and `onError` the error. `onWaiting`: the rows waiting behind the write in progress, each time that changes.
+ * A batch not written (`write` threw, or gave up: undefined) ends the queue: nothing given after it is written (its waiters get undefined), so what
+ * the store has of a source is always a prefix of what it was given, never history with a hole (a release lost, the acquisition after it written).
+ */
 export function createWriteQueue(write: (batch: WriteBatch) => Promise<WrittenEvent[] | undefined>, onError: (error: unknown) => void, onWaiting: (rows: number) => void = () => {}): WriteQueue {
   let writing: Promise<void> | null = null;
   const queued: { batch: WriteBatch; waiters: ((written: WrittenEvent[] | undefined) => void)[] }[] = [];
   let waiting = 0;
+  let failed = false;
   const tell = (rows: number) => onWaiting((waiting += rows));
   const drain = async () => {
     for (let next = queued.shift(); next; next = queued.shift()) {
       tell(-rowsOf(next.batch));
       let written: WrittenEvent[] | undefined;
-      try {
-        written = await write(next.batch);
-      } catch (error) {
-        onError(error);
+      if (!failed) {
+        try {
+          written = await write(next.batch);
+        } catch (error) {
+          onError(error);
+        }
+        failed = written === undefined;
       }
       for (const resolve of next.waiters) resolve(written);
     }

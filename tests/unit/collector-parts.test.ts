@@ -62,6 +62,31 @@ describe('write queue', () => {
     expect((errors[0] as Error).message).toBe('stale owner');
   });
 
+  it('a batch given up (the observer stopped while the store was away) is not followed by a later one: a release is never skipped for the acquisition after it', async () => {
+    // As observe-source.ts writes: each batch retried with backoff until the observer's signal aborts.
+    const clock = new ManualClock();
+    const stopped = new AbortController();
+    let storeUp = false;
+    const stored: string[] = [];
+    const store = async (batch: WriteBatch): Promise<WrittenEvent[]> => {
+      if (!storeUp) throw new Error('connect ECONNREFUSED');
+      stored.push(...batch.dirty.map((l) => l.key));
+      return [];
+    };
+    const queue = createWriteQueue((batch) => retrying(() => store(batch), { what: 'writing s to the store', signal: stopped.signal, clock }), () => {});
+    const released = queue.enqueue({ ...emptyBatch(writer, null), dirty: [lease('released')] }); // the store is away: retried after a delay
+    await clock.advance(100);
+    const acquired = queue.enqueue({ ...emptyBatch(writer, null), dirty: [lease('acquired')] }); // queued behind it
+    await settle();
+    storeUp = true; // the store is back while the first waits out its delay...
+    stopped.abort(); // ...and the ownership's renew deadline passes: the observer stops (the first attempt of a batch is made even so)
+    expect(await released).toBeUndefined();
+    expect(await acquired).toBeUndefined();
+    await queue.idle();
+    // What the store has of a source is a prefix of what it was given: never the acquisition without the release before it.
+    expect(stored).toEqual([]);
+  });
+
   it('merges no further than MERGE_LIMIT rows: a larger batch is written on its own, in order; the rows waiting are told', async () => {
     const written: number[] = [];
     const releases: (() => void)[] = [];
