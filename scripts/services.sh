@@ -5,6 +5,8 @@
 #   Redis       a test instance of our own on 127.0.0.1:16379, keyspace notifications on
 #   etcd        a single node on 127.0.0.1:12379
 #   etcd x3     (up --etcd-cluster) three members on 127.0.0.1:22379, 22479, 22579
+#   ZooKeeper   a standalone server on 127.0.0.1:12181 (Debian's zookeeper package), with
+#               Apache Curator's jars and a JDK for the tests' Curator holders
 #   Alertmanager  Debian's prometheus-alertmanager on 127.0.0.1:19093, clustering off, no
 #               receiver that sends anything
 #   Chromium    Debian's package, for the browser tests
@@ -25,6 +27,7 @@ REDIS_PORT=${LEASEHOLD_TEST_REDIS_PORT:-16379}
 ETCD_PORT=${LEASEHOLD_TEST_ETCD_PORT:-12379}
 ETCD_CLUSTER_PORTS=(22379 22479 22579)   # client ports; each member's peer port is client + 1
 ALERTMANAGER_PORT=${LEASEHOLD_TEST_ALERTMANAGER_PORT:-19093}
+ZOOKEEPER_PORT=${LEASEHOLD_TEST_ZOOKEEPER_PORT:-12181}
 PG_ROLE=leasehold
 PG_PASSWORD=leasehold
 
@@ -234,6 +237,48 @@ etcd_cluster_up() {
   if [[ $started -eq 1 ]]; then say "etcd cluster: started on ports ${ETCD_CLUSTER_PORTS[*]}"; else say "etcd cluster: reusing the members already running"; fi
 }
 
+# ---------------------------------------------------------------------------- ZooKeeper
+
+# srvr answers "Mode: ..." on a ZooKeeper server that allows it (ours does).
+zookeeper_answers() { [[ $( (exec 3<>"/dev/tcp/127.0.0.1/$1" && printf srvr >&3 && timeout 2 cat <&3) 2>/dev/null) == *Mode:* ]]; }
+
+ZK_JARS=(zookeeper zookeeper-jute slf4j-api slf4j-simple netty-handler netty-common netty-buffer netty-transport
+  netty-codec netty-resolver netty-transport-native-epoll netty-transport-native-unix-common commons-cli)
+
+zookeeper_up() {
+  # The server, Curator's recipes (for the tests' holders) and javac to build them.
+  local missing=()
+  [[ -f /usr/share/java/zookeeper.jar ]] || missing+=(zookeeper)
+  [[ -f /usr/share/java/curator-recipes.jar ]] || missing+=(libcurator-recipes-java libcurator-framework-java)
+  command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
+  [[ ${#missing[@]} -eq 0 ]] || apt_install "${missing[@]}"
+  if zookeeper_answers "$ZOOKEEPER_PORT"; then
+    say "zookeeper: reusing the server already running on 127.0.0.1:$ZOOKEEPER_PORT"
+    return
+  fi
+  local dir="$STATE/zookeeper" classpath="" jar
+  mkdir -p "$dir/data"
+  for jar in "${ZK_JARS[@]}"; do classpath+="${classpath:+:}/usr/share/java/$jar.jar"; done
+  # Loopback only, no admin server (it would listen on 8080 of every interface), the four-letter
+  # words the source reads, and sessions from 2 s so that tests can expire one quickly.
+  cat >"$dir/zoo.cfg" <<CFG
+tickTime=1000
+dataDir=$dir/data
+clientPort=$ZOOKEEPER_PORT
+clientPortAddress=127.0.0.1
+admin.enableServer=false
+4lw.commands.whitelist=srvr,mntr,ruok
+maxClientCnxns=0
+minSessionTimeout=2000
+CFG
+  setsid java -Xmx256m -cp "$classpath" -Dzookeeper.jmx.log4j.disable=true \
+    org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" </dev/null >"$STATE/logs/zookeeper.log" 2>&1 9>&- &
+  record_pid zookeeper $!
+  wait_for 30 zookeeper zookeeper_answers "$ZOOKEEPER_PORT" ||
+    fail "zookeeper did not answer on 127.0.0.1:$ZOOKEEPER_PORT within 30 s; see $STATE/logs/zookeeper.log"
+  say "zookeeper: started on 127.0.0.1:$ZOOKEEPER_PORT (pid $(recorded_pid zookeeper))"
+}
+
 # ---------------------------------------------------------------------------- Alertmanager
 
 alertmanager_answers() { curl -sf --max-time 2 "http://127.0.0.1:$1/-/ready" >/dev/null; }
@@ -306,6 +351,7 @@ write_env() {
     echo "LEASEHOLD_TEST_ETCD_ENDPOINTS=http://127.0.0.1:$ETCD_PORT"
     echo "LEASEHOLD_TEST_ETCD_CLUSTER_ENDPOINTS=$cluster"
     echo "LEASEHOLD_TEST_ALERTMANAGER_URL=http://127.0.0.1:$ALERTMANAGER_PORT"
+    echo "LEASEHOLD_TEST_ZOOKEEPER=127.0.0.1:$ZOOKEEPER_PORT"
     if [[ -x /usr/bin/chromium ]]; then echo "LEASEHOLD_CHROMIUM=/usr/bin/chromium"; fi
   } >"$STATE/env.tmp"
   mv "$STATE/env.tmp" "$STATE/env"
@@ -325,6 +371,7 @@ cmd_up() {
   redis_up
   etcd_up
   if [[ $cluster -eq 1 ]]; then etcd_cluster_up; fi
+  zookeeper_up
   alertmanager_up
   if [[ $chromium -eq 1 ]]; then chromium_up; fi
   write_env
@@ -354,6 +401,8 @@ cmd_status() {
     ok=1; etcd_answers "${ETCD_CLUSTER_PORTS[i]}" && ok=0
     [[ $ok -eq 0 || -n $(recorded_pid "etcd-m$((i + 1))") ]] && report "etcd-m$((i + 1))" "127.0.0.1:${ETCD_CLUSTER_PORTS[i]}" $ok "etcd-m$((i + 1))"
   done
+  ok=1; zookeeper_answers "$ZOOKEEPER_PORT" && ok=0
+  report zookeeper "127.0.0.1:$ZOOKEEPER_PORT" $ok zookeeper
   ok=1; alertmanager_answers "$ALERTMANAGER_PORT" && ok=0
   report alertmanager "127.0.0.1:$ALERTMANAGER_PORT" $ok alertmanager
   if [[ -x /usr/bin/chromium ]]; then printf '  %-12s %-24s installed\n' chromium /usr/bin/chromium

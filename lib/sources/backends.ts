@@ -6,11 +6,12 @@ import type { BackendDescriptor, SourceEntry, SourceEntrySchema } from './backen
 import { etcdBackend } from './etcd/backend';
 import { postgresBackend } from './postgres/backend';
 import { redisBackend } from './redis/backend';
+import { zookeeperBackend } from './zookeeper/backend';
 import { plainFactsPanel } from './status-panel';
 import type { SourcePanel } from '../domain/schemas/source-panel';
 import type { PgPoolLike } from '../db/pg-like';
 
-const REGISTERED = [postgresBackend, redisBackend, etcdBackend] as const;
+const REGISTERED = [postgresBackend, redisBackend, etcdBackend, zookeeperBackend] as const;
 
 /** The config schemas of the registered kinds, as a tuple (what z.discriminatedUnion takes). */
 type ConfigSchemas<T extends readonly unknown[]> = { -readonly [K in keyof T]: T[K] extends BackendDescriptor<infer C> ? SourceEntrySchema<C> : never };

@@ -15,6 +15,7 @@ import { createPostgresDatabase, type TestDatabase } from '../support/databases'
 import { etcdLayouts, makeSource, postgresLayouts, redisLayouts, redlockQuorumLayout, type Layout } from '../support/lease-layouts';
 import { startRedisServer, type RedisServer } from '../support/redis-servers';
 import { testServices } from '../support/services';
+import { zookeeperLayouts } from '../support/zookeeper-layouts';
 
 const services = testServices();
 let db: TestDatabase & { url: string };
@@ -35,6 +36,7 @@ const LAYOUTS: Layout[] = [
   ...redisLayouts(() => services.redisUrl),
   redlockQuorumLayout(() => quorum.map((s) => s.url)),
   ...etcdLayouts(() => services.etcdEndpoints[0]!),
+  ...zookeeperLayouts(() => services.zookeeper),
 ];
 
 const find = (observations: Observation[], key: string) => observations.find((o) => o.key === key);
@@ -99,6 +101,7 @@ describe('unreachable sources', () => {
     { name: 'pg-dead', backend: 'postgres', url: 'postgres://u:secret@127.0.0.1:1/db', tables: [{ table: 'leases', format: 'leasehold' }], advisoryLocks: false },
     { name: 'redis-dead', backend: 'redis', urls: ['redis://:secret@127.0.0.1:1'], match: ['*'], fenceSuffix: ':fence', keyspaceNotifications: 'auto' },
     { name: 'etcd-dead', backend: 'etcd', endpoints: ['http://127.0.0.1:1'], prefixes: ['x/'] },
+    { name: 'zookeeper-dead', backend: 'zookeeper', connect: '127.0.0.1:1', paths: ['/x'], digest: { username: 'u', password: 'secret' }, sessionTimeoutMs: 10_000 },
   ];
   it.each(dead)('$backend: SourceUnavailableError within seconds, naming no secret', async (config) => {
     const source = createSource(config, 1_000);

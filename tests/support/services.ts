@@ -13,6 +13,8 @@ export type TestServices = {
   etcdClusterEndpoints: string[];
   chromium: string | undefined;
   alertmanagerUrl: string | undefined;
+  /** The standalone ZooKeeper's connect string (host:port). */
+  zookeeper: string;
 };
 
 export function testServices(): TestServices {
@@ -37,5 +39,6 @@ export function testServices(): TestServices {
     etcdClusterEndpoints: list(get('LEASEHOLD_TEST_ETCD_CLUSTER_ENDPOINTS')),
     chromium: get('LEASEHOLD_CHROMIUM'),
     alertmanagerUrl: get('LEASEHOLD_TEST_ALERTMANAGER_URL'),
+    zookeeper: get('LEASEHOLD_TEST_ZOOKEEPER') ?? '127.0.0.1:12181',
   };
 }

@@ -78,6 +78,6 @@ describe('backend descriptors', () => {
     expect(sourceTitle('toy-map', { size: 3 }, [memoryBackend])).toBe('In memory, 3 leases');
     expect(sourceTitle('redis', { mode: 'redlock', instances: [{}, {}, {}] })).toBe('Redis, Redlock over 3 instances');
     expect(sourceTitle('redis', { mode: 'single', instances: [{}] })).toBe('Redis');
-    expect(sourceTitle('zookeeper', null)).toBe('zookeeper');
+    expect(sourceTitle('consul', null)).toBe('consul');
   });
 });

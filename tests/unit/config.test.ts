@@ -110,7 +110,7 @@ const INVALID: { name: string; content: unknown; env?: Record<string, string>; e
   {
     name: 'an unknown backend',
     content: { sources: [{ name: 'mysql-1', backend: 'mysql', url: 'mysql://x' }] },
-    expected: ['sources[0] ("mysql-1").backend: expected one of "postgres", "redis", "etcd", found "mysql"'],
+    expected: ['sources[0] ("mysql-1").backend: expected one of "postgres", "redis", "etcd", "zookeeper", found "mysql"'],
   },
   {
     name: 'a misspelt field gets a suggestion',

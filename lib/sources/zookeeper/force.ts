@@ -1,0 +1,122 @@
+// Guarded actions on a ZooKeeper source (the contract: ../force.ts), for Curator's locks and
+// latches (read.ts): the holder is the lock node with the lowest sequence, its token the
+// node's czxid.
+//
+//   1. read the lease's children and the holder node's data and stat, as read.ts does;
+//   2. unless that is the holder and czxid the person saw: ForceConflictError with what is there;
+//   3. delete the holder node with the data version just read, in a multi-op that first checks
+//      the node's version: another node, or this one changed since, is not deleted.
+//
+// The next candidate in line then holds it (Curator's waiters watch their predecessor), with
+// its own, higher czxid: ZooKeeper's zxid only rises across the ensemble, and every candidate
+// queued behind the holder was created after it. The new token reported is the delete's
+// zxid bound (the parent's pzxid after the delete): every node created afterwards has a higher
+// czxid. force-expire and force-release do the same: ZooKeeper cannot free a lock without a new
+// zxid. A Curator holder does not notice on its own until its session or its next check: its
+// writes must be fenced by czxid (docs/zookeeper.md).
+//
+// Quarantine is not offered on ZooKeeper yet: a node that sorts before every candidate must
+// end with the quarantine even if Leasehold stops, and ZooKeeper's TTL nodes are off by default.
+import type { Client } from 'node-zookeeper-client';
+import zookeeper from 'node-zookeeper-client';
+import { SourceUnavailableError } from '../errors';
+import { exactOf } from '../exact';
+import { bytesOfExact, ForceConflictError, ForceNotPossibleError, isExpected, type CheckedRequest, type CurrentState, type ForceDone, type ForcePlan } from '../force';
+import type { ZookeeperSourceConfig } from './config';
+import { childrenOf, createZkConnection, dataOf, targetOf, withDeadline, CALL_TIMEOUT_MS, zookeeperProblem, type NodeData } from './client';
+import { curatorQueue, zxidOf } from './curator';
+import { joinPath, leaseAt } from './read';
+
+type Found = { observation: NonNullable<Awaited<ReturnType<typeof leaseAt>>>; node: string; read: NodeData };
+
+const noWatch = () => {};
+
+function pathOf(config: ZookeeperSourceConfig, request: CheckedRequest): string {
+  const path = bytesOfExact(request.key, 'key').toString('utf8');
+  const inScope = config.paths.some((root) => root === '/' || path === root || path.startsWith(`${root}/`));
+  if (!inScope) throw new ForceNotPossibleError('not_found', `source ${config.name} observes only ${config.paths.join(', ')}: this lease is not one of its`);
+  return path;
+}
+
+async function find(client: Client, path: string, signal: AbortSignal): Promise<Found | null> {
+  const children = await childrenOf(client, path, signal);
+  if (children === null) return null;
+  const observation = await leaseAt({ client, signal, watcher: noWatch }, path, children);
+  const node = observation ? (observation.detail?.node as string) : null;
+  const read = node ? await dataOf(client, joinPath(path, node), signal) : null;
+  return observation && node && read ? { observation, node, read } : null;
+}
+
+const currentOf = (found: Found | null): CurrentState | null =>
+  found ? { holder: found.observation.holder, token: found.observation.token === null ? null : found.observation.token.toString() } : null;
+
+function refuseQuarantine(request: CheckedRequest) {
+  if (request.quarantineMs !== undefined) throw new ForceNotPossibleError('not_supported', 'a quarantine cannot be held on ZooKeeper yet: release without one, and fence the resource by czxid');
+}
+
+function deleteOnce(client: Client, path: string, version: number, signal: AbortSignal): Promise<void> {
+  const done = new Promise<void>((resolve, reject) => client.transaction().check(path, version).remove(path, version).commit((error) => (error ? reject(error) : resolve())));
+  return withDeadline(done, signal, CALL_TIMEOUT_MS, `deleting ${path}`);
+}
+
+async function execute(client: Client, path: string, request: CheckedRequest, signal: AbortSignal): Promise<ForceDone> {
+  refuseQuarantine(request);
+  const found = await find(client, path, signal);
+  if (!found || !isExpected(request, currentOf(found))) throw new ForceConflictError(request.key, currentOf(found));
+  const nodePath = joinPath(path, found.node);
+  try {
+    await deleteOnce(client, nodePath, found.read.stat.version, signal);
+  } catch (error) {
+    const code = (error as { code?: number } | null)?.code;
+    if (code === zookeeper.Exception.NO_NODE || code === zookeeper.Exception.BAD_VERSION) {
+      throw new ForceConflictError(request.key, currentOf(await find(client, path, signal)), 'the holder\'s node went or changed before it could be deleted');
+    }
+    throw error;
+  }
+  // The parent's pzxid is the zxid of the delete (or of a child created since): above every token granted before.
+  const parent = await dataOf(client, path, signal);
+  const next = await find(client, path, signal);
+  return {
+    previousToken: request.expectedToken,
+    newToken: (zxidOf(parent?.stat.pzxid) ?? next?.observation.token ?? null)?.toString() ?? null,
+    detail: { deleted: exactOf(nodePath), session: found.observation.detail?.session ?? null, nextHolder: next?.observation.holder ?? null, nextToken: next?.observation.token?.toString() ?? null },
+  };
+}
+
+async function plan(client: Client, path: string, request: CheckedRequest, signal: AbortSignal): Promise<ForcePlan> {
+  refuseQuarantine(request);
+  const found = await find(client, path, signal);
+  const children = found ? ((await childrenOf(client, path, signal)) ?? []) : [];
+  const queue = curatorQueue(children);
+  return {
+    layout: found?.observation.kind === 'election' ? 'Curator LeaderLatch' : 'Curator lock',
+    fenced: true,
+    steps: found
+      ? [{ what: `delete the holder's node if it is still the one you saw (version ${found.read.stat.version})`, statement: 'multi(check(node, version), delete(node, version))', args: [exactOf(joinPath(path, found.node)), String(found.read.stat.version)] }]
+      : [],
+    detail: {
+      matchesWhatYouSaw: isExpected(request, currentOf(found)),
+      node: found ? exactOf(joinPath(path, found.node)) : null,
+      session: found?.observation.detail?.session ?? null,
+      nextInLine: found?.observation.candidates[0]?.holder ?? null,
+      queued: queue ? queue.nodes.length - 1 : 0,
+      note: 'A Curator holder does not notice on its own until its next check of the lock: fence its writes by czxid.',
+    },
+  };
+}
+
+export function createZookeeperForce(config: ZookeeperSourceConfig) {
+  const connection = createZkConnection(config);
+  const failed = (error: unknown): never => {
+    if (error instanceof ForceConflictError || error instanceof ForceNotPossibleError || error instanceof SourceUnavailableError) throw error;
+    throw new SourceUnavailableError(config.name, zookeeperProblem(error, targetOf(config)), { cause: error });
+  };
+  const run = async <T>(signal: AbortSignal, work: (client: Client) => Promise<T>) => work(await connection.client(signal)).catch(failed);
+  return {
+    plan: (request: CheckedRequest, signal: AbortSignal) => run(signal, (client) => plan(client, pathOf(config, request), request, signal)),
+    execute: (request: CheckedRequest, signal: AbortSignal) => run(signal, (client) => execute(client, pathOf(config, request), request, signal)),
+    async close() {
+      connection.close();
+    },
+  };
+}
