@@ -52,7 +52,8 @@ export function StateBadges({ lease }: { lease: LeaseDetail }) {
 /** Time left before expiry: localExpiresAt - now, on the browser's clock (never the server's wall clock). */
 function Remaining({ lease }: { lease: LeaseDetail }) {
   const now = useNow(250);
-  if (lease.kind === 'advisory' && lease.ttlMs === null) {
+  // An advisory lock, or an ephemeral node whose session holds it (ZooKeeper): no expiry of its own.
+  if ((lease.kind === 'advisory' || typeof lease.detail?.session === 'string') && lease.ttlMs === null) {
     return <span className="muted">no expiry: held while the session lives</span>;
   }
   if (lease.state !== 'held') return <span className="muted">—</span>;

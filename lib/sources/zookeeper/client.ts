@@ -2,6 +2,7 @@
 // machine needs no compiler; it reads a znode's stat with its data and its children, and
 // registers each watcher function once per path). Each call has a deadline; a session the
 // server expired is replaced by a new one at the next read, and says so (its watches are gone).
+import { setMaxListeners } from 'node:events';
 import zookeeper, { type Client, type Event, type Stat } from 'node-zookeeper-client';
 import type { ZookeeperSourceConfig } from './config';
 import { serversOf } from './config';
@@ -68,6 +69,8 @@ export function withDeadline<T>(promise: Promise<T>, signal: AbortSignal, ms: nu
       settle();
     };
     if (signal.aborted) return onAbort();
+    // A read has hundreds of calls in flight on one signal, each listening for its abort.
+    setMaxListeners(0, signal);
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then((value) => done(() => resolve(value)), (error: unknown) => done(() => reject(error)));
   });

@@ -30,6 +30,7 @@ import { joinPath, leaseAt } from './read';
 type Found = { observation: NonNullable<Awaited<ReturnType<typeof leaseAt>>>; node: string; read: NodeData };
 
 const noWatch = () => {};
+const NOT_NOTICED = 'The Curator holder does not notice on its own until its session ends or it next checks the lock: fence its writes by czxid.';
 
 function pathOf(config: ZookeeperSourceConfig, request: CheckedRequest): string {
   const path = bytesOfExact(request.key, 'key').toString('utf8');
@@ -92,7 +93,7 @@ async function plan(client: Client, path: string, request: CheckedRequest, signa
     layout: found?.observation.kind === 'election' ? 'Curator LeaderLatch' : 'Curator lock',
     fenced: true,
     steps: found
-      ? [{ what: `delete the holder's node if it is still the one you saw (version ${found.read.stat.version})`, statement: 'multi(check(node, version), delete(node, version))', args: [exactOf(joinPath(path, found.node)), String(found.read.stat.version)] }]
+      ? [{ what: `delete the holder's node if it is still the one you saw (version ${found.read.stat.version}). ${NOT_NOTICED}`, statement: 'multi(check(node, version), delete(node, version))', args: [exactOf(joinPath(path, found.node)), String(found.read.stat.version)] }]
       : [],
     detail: {
       matchesWhatYouSaw: isExpected(request, currentOf(found)),
@@ -100,7 +101,7 @@ async function plan(client: Client, path: string, request: CheckedRequest, signa
       session: found?.observation.detail?.session ?? null,
       nextInLine: found?.observation.candidates[0]?.holder ?? null,
       queued: queue ? queue.nodes.length - 1 : 0,
-      note: 'A Curator holder does not notice on its own until its next check of the lock: fence its writes by czxid.',
+      note: NOT_NOTICED,
     },
   };
 }
