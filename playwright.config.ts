@@ -48,10 +48,10 @@ export default defineConfig({
     },
   },
   projects: [
-    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live|demo|outage|phone|role-matrix|admin-actions|alerts|oidc|telemetry|canary|large)\.spec\.ts/ },
+    { name: 'embedded', use: { baseURL: EMBEDDED_URL }, testIgnore: /(observe|console-live|demo|outage|phone|role-matrix|admin-actions|alerts|oidc|telemetry|canary|large|zookeeper)\.spec\.ts/ },
     // No anonymous access here: sign-in, roles, admin actions and alerts (tests/e2e/serve.ts).
     { name: 'postgres', use: { baseURL: POSTGRES_URL }, testMatch: /(health|role-matrix|admin-actions|alerts|telemetry)\.spec\.ts/ },
-    { name: 'observing', use: { baseURL: OBSERVING_URL }, testMatch: /(observe|console-live|phone|canary)\.spec\.ts/ },
+    { name: 'observing', use: { baseURL: OBSERVING_URL }, testMatch: /(observe|console-live|phone|canary|zookeeper)\.spec\.ts/ },
     // Every source unreachable: a server of its own, started by its spec (tests/e2e/outage.spec.ts).
     { name: 'outage', use: { baseURL: OUTAGE_URL }, testMatch: /outage\.spec\.ts/ },
     // The demo's server is started by its spec (tests/e2e/demo.spec.ts), from an empty data

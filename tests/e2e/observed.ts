@@ -7,6 +7,9 @@ export const OBSERVED = {
   redisPrefix: `e2e${run}:`,
   etcdSource: 'etcd-e2e',
   etcdPrefix: `e2e${run}/`,
+  // Curator's locks under a path of the test ZooKeeper (tests/e2e/zookeeper.spec.ts).
+  zookeeperSource: 'zk-e2e',
+  zookeeperPath: `/e2e${run}`,
   // A Redis of its own that the console tests stop and resume (tests/e2e/console-live.spec.ts);
   // it is down until that test starts it, as a source can be.
   flakySource: 'redis-flaky',

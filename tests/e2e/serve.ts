@@ -3,8 +3,8 @@
 //   serve.ts demo <port>        a fresh PGlite directory, no sources: the embedded demo, as `npm start` runs it
 //   serve.ts postgres <port>    a fresh PostgreSQL database on the test server, watching a lease table
 //                               of the test PostgreSQL; webhooks may go to 127.0.0.1
-//   serve.ts observing <port>   a fresh PGlite directory, observing the test Redis, etcd and
-//                               PostgreSQL under the e2e prefixes (see OBSERVED below)
+//   serve.ts observing <port>   a fresh PGlite directory, observing the test Redis, etcd,
+//                               ZooKeeper and PostgreSQL under the e2e prefixes (see OBSERVED below)
 //   serve.ts config <port> <file>  a fresh PGlite directory, observing the sources of that
 //                               config file (a spec that starts its own backends)
 // and removes that store again when it is stopped.
@@ -56,6 +56,7 @@ if (kind === 'embedded' || kind === 'demo' || kind === 'observing' || kind === '
           // A canary lease (tests/e2e/canary.spec.ts), under the observed prefix: it must not show among the leases.
           { name: OBSERVED.redisSource, backend: 'redis', urls: [services.redisUrl], match: [`${OBSERVED.redisPrefix}*`], canary: { key: `${OBSERVED.redisPrefix}leasehold-canary`, ttlMs: 5_000, everyMs: 500 } },
           { name: OBSERVED.etcdSource, backend: 'etcd', endpoints: services.etcdEndpoints, prefixes: [OBSERVED.etcdPrefix] },
+          { name: OBSERVED.zookeeperSource, backend: 'zookeeper', connect: services.zookeeper, paths: [OBSERVED.zookeeperPath] },
           { name: OBSERVED.flakySource, backend: 'redis', urls: [`redis://127.0.0.1:${OBSERVED.flakyPort}`], match: [`${OBSERVED.flakyPrefix}*`] },
         ],
       }),

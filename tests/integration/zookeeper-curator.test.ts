@@ -136,6 +136,26 @@ describe('Curator holders that die, pause and are forced', () => {
   }, 60_000);
 });
 
+describe('a configured path nobody has made yet', () => {
+  it('is watched for its creation: the first lock under it comes as a hint, not at the next full read', async () => {
+    const later = `${root}-later`;
+    const source = createZookeeperSource({ ...config(), paths: [later] }, 1_000);
+    const stop = new AbortController();
+    const hints: ChangeHint[] = [];
+    try {
+      void source.watch!((hint) => hints.push(hint), stop.signal);
+      expect((await source.snapshot(AbortSignal.timeout(10_000))).observations).toEqual([]);
+      const holder = start(`${later}/locks/first`, 'a');
+      await holder.saw('HELD');
+      await expect.poll(() => hints.some((h) => h.full), { timeout: 2_000 }).toBe(true);
+      expect((await source.snapshot(AbortSignal.timeout(10_000))).observations.map((o) => o.key)).toEqual([`${later}/locks/first`]);
+    } finally {
+      stop.abort();
+      await source.close();
+    }
+  }, 60_000);
+});
+
 describe('hostile znodes', () => {
   it('binary data, 1 MB of data, 10,000 children and names that are not Curator\'s: read in bounded time, shown as what they are', async () => {
     const zk = await zkClient(services.zookeeper);

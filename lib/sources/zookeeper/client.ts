@@ -89,6 +89,12 @@ export async function childrenOf(client: Client, path: string, signal: AbortSign
   }
 }
 
+/** Watches for `path` to be created (a configured path no lock has made yet); true when it exists after all. */
+export async function watchCreation(client: Client, path: string, signal: AbortSignal, watcher: Watcher): Promise<boolean> {
+  const stat = await call<Stat | undefined>(signal, `whether ${path} exists`, (cb) => client.exists(path, watcher, (e, s) => cb(e, s)));
+  return stat !== undefined && stat !== null;
+}
+
 /** The data and stat of `path` (null: the node is gone). */
 export async function dataOf(client: Client, path: string, signal: AbortSignal): Promise<NodeData | null> {
   try {

@@ -7,7 +7,7 @@ import type { Client } from 'node-zookeeper-client';
 import { MAX_CANDIDATES, type Observation } from '../../domain/observe';
 import { exactOf } from '../exact';
 import type { Progress, UnreadScope } from '../types';
-import { childrenOf, dataOf, type NodeData, type Watcher } from './client';
+import { childrenOf, dataOf, watchCreation, type NodeData, type Watcher } from './client';
 import { curatorQueue, sessionOf, zxidOf, type CuratorNode, type CuratorRecipe } from './curator';
 
 /** How deep below a configured path leases are looked for ("/locks" finds "/locks/app/digest"). */
@@ -76,6 +76,8 @@ export async function leasesUnder(reader: Reader, root: string): Promise<{ lease
       await Promise.all(
         batch.map(async (path) => {
           const children = await childrenOf(reader.client, path, reader.signal, reader.watcher);
+          // A configured path nobody has made yet: its creation is watched, and read when it comes.
+          if (children === null && path === root) await watchCreation(reader.client, root, reader.signal, reader.watcher);
           if (children === null) return;
           const observation = await leaseAt(reader, path, children);
           if (observation) leases.push({ path, observation });
