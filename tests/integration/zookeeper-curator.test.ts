@@ -156,6 +156,38 @@ describe('a configured path nobody has made yet', () => {
   }, 60_000);
 });
 
+describe('a lock whose emptied parent ZooKeeper reaped', () => {
+  it('is watched for its creation: the next acquisition after the parent is made again comes as a hint for that lease', async () => {
+    const path = `${root}/reaped`;
+    const first = start(path, 'a');
+    await first.saw('HELD');
+    const source = createZookeeperSource(config(), 1_000);
+    const stop = new AbortController();
+    const hints: ChangeHint[] = [];
+    try {
+      void source.watch!((hint) => hints.push(hint), stop.signal);
+      await source.snapshot(AbortSignal.timeout(10_000));
+      first.release();
+      await first.saw('RELEASED');
+      // The release comes as a hint for the lease; reading it finds the lock empty...
+      await expect.poll(() => hints.some((h) => h.keys?.includes(path)), { timeout: 2_000 }).toBe(true);
+      // ...and ZooKeeper reaps the empty container parent (done here at once), deleting the node.
+      const zk = await zkClient(services.zookeeper);
+      await new Promise<void>((resolve, reject) => zk.client.remove(path, -1, (e) => (e ? reject(e) : resolve())));
+      zk.close();
+      await source.readKeys!([path], AbortSignal.timeout(5_000));
+      hints.length = 0;
+      const second = start(path, 'b');
+      await second.saw('HELD');
+      await expect.poll(() => hints.some((h) => h.keys?.includes(path)), { timeout: 2_000 }).toBe(true);
+      expect((await source.readKeys!([path], AbortSignal.timeout(5_000))).observations).toHaveLength(1);
+    } finally {
+      stop.abort();
+      await source.close();
+    }
+  }, 60_000);
+});
+
 describe('hostile znodes', () => {
   it('binary data, 1 MB of data, 10,000 children and names that are not Curator\'s: read in bounded time, shown as what they are', async () => {
     const zk = await zkClient(services.zookeeper);

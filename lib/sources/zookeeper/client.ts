@@ -21,22 +21,31 @@ export type ZkConnection = {
   client(signal: AbortSignal): Promise<Client>;
   /** Called when a new session replaced one that existed: its watches are gone. */
   onNewSession: (() => void) | null;
+  /** Called as soon as the server says the session expired (its watches are gone with it). */
+  onExpired: (() => void) | null;
   close(): void;
 };
 
 export function createZkConnection(config: ZookeeperSourceConfig): ZkConnection {
   let current: { client: Client; ready: Promise<Client>; dead: boolean } | null = null;
   let sessions = 0;
+  let closed = false;
   const connection: ZkConnection = {
     onNewSession: null,
+    onExpired: null,
     async client(signal) {
+      // A read still in flight when the source closed opens nothing (its session would never be closed).
+      if (closed) throw new Error('the read was cancelled');
       if (current && !current.dead) return withDeadline(current.ready, signal, CONNECT_TIMEOUT_MS, 'no session within 3 s');
       current?.client.close();
       const client = zookeeper.createClient(config.connect, { sessionTimeout: config.sessionTimeoutMs, spinDelay: 200, retries: 0 });
       if (config.digest) client.addAuthInfo('digest', Buffer.from(`${config.digest.username}:${config.digest.password}`));
       const entry = { client, dead: false, ready: new Promise<Client>((resolve) => client.once('connected', () => resolve(client))) };
       entry.ready.catch(() => {});
-      client.on('expired', () => (entry.dead = true));
+      client.on('expired', () => {
+        entry.dead = true;
+        connection.onExpired?.();
+      });
       client.on('authenticationFailed', () => (entry.dead = true));
       current = entry;
       client.connect();
@@ -51,6 +60,7 @@ export function createZkConnection(config: ZookeeperSourceConfig): ZkConnection 
       }
     },
     close() {
+      closed = true;
       current?.client.close();
       current = null;
     },

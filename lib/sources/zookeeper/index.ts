@@ -12,8 +12,8 @@ import { unescapeText } from '../../domain/display';
 import { reconcileDue, type ChangeHint, type FullReadTimes, type LeaseSource, type PollResult, type Progress, type SourceSnapshot, type UnreadScope } from '../types';
 import type { ZookeeperSourceConfig } from './config';
 import { serversOf } from './config';
-import { childrenOf, createZkConnection, targetOf, zookeeperProblem, type ZkConnection } from './client';
-import { leaseAt, leasesUnder } from './read';
+import { createZkConnection, targetOf, zookeeperProblem, type ZkConnection } from './client';
+import { leaseAt, leasesUnder, limiter, watchedChildren } from './read';
 import { serverStatus, type ServerStatus } from './words';
 
 const unavailable = (config: ZookeeperSourceConfig, error: unknown, what: string) =>
@@ -65,11 +65,16 @@ function createState(config: ZookeeperSourceConfig, defaultPollMs: number, clock
     onHint: null,
     watchesSetAt: -Infinity,
     watcher: (event) => {
-      if (!state.onHint) return;
+      // The event is spent (a watch fires once): with nobody to tell, the next poll reads everything and sets it again.
+      if (!state.onHint) return void (state.watchesSetAt = -Infinity);
       const key = state.pathKeys.get(event.getPath());
       if (key !== undefined) state.onHint({ keys: [key], urgent: true, reason: event.getName() });
       else state.onHint({ full: true, reason: `${event.getName()} under an observed path` });
     },
+  };
+  state.connection.onExpired = () => {
+    state.watchesSetAt = -Infinity;
+    state.onHint?.({ full: true, gap: true, reason: 'the ZooKeeper session expired: its watches are gone' });
   };
   state.connection.onNewSession = () => {
     state.watchesSetAt = -Infinity;
@@ -92,7 +97,8 @@ async function readEverything(state: ZkState, signal: AbortSignal, progress?: Pr
     progress?.();
     const client = await state.connection.client(signal);
     const reads = [];
-    for (const root of config.paths) reads.push(await leasesUnder({ client, signal, watcher, progress }, root));
+    const limit = limiter();
+    for (const root of config.paths) reads.push(await leasesUnder({ client, signal, watcher, progress, limit }, root));
     state.leasePaths.clear();
     state.pathKeys.clear();
     for (const { leases } of reads) for (const { path, observation } of leases) learn(state, path, observation.key);
@@ -115,12 +121,14 @@ async function readLeaseKeys(state: ZkState, keys: string[], signal: AbortSignal
   if (signal.aborted) throw new SourceUnavailableError(config.name, 'the read was cancelled');
   try {
     const client = await state.connection.client(signal);
+    const reader = { client, signal, watcher, limit: limiter() };
     const found = await Promise.all(
       keys.map(async (key) => {
         const path = pathOfKey(state.leasePaths, key);
         if (path === null) return { key, observation: undefined };
-        const children = await childrenOf(client, path, signal, watcher);
-        const observation = children === null ? undefined : await leaseAt({ client, signal, watcher }, path, children);
+        // A lock whose emptied parent was reaped is watched for its creation: the next acquisition comes as a hint.
+        const children = await watchedChildren(reader, path);
+        const observation = children === null ? undefined : await leaseAt(reader, path, children);
         if (observation) learn(state, path, observation.key);
         return { key: exactOf(path), observation };
       }),

@@ -3,6 +3,9 @@
 import type { SourcePanel } from '../../domain/schemas/source-panel';
 import { cell, isObject, textOf } from '../status-panel';
 
+/** A latency as a person reads it: 16.499 ms is 16.5 ms. */
+const tenths = (ms: number) => String(Math.round(ms * 10) / 10);
+
 export function zookeeperPanel(detail: unknown): SourcePanel | null {
   if (!isObject(detail) || !Array.isArray(detail.servers)) return null;
   const servers = detail.servers.filter(isObject);
@@ -23,7 +26,7 @@ export function zookeeperPanel(detail: unknown): SourcePanel | null {
         ...servers.map((server) => {
           const problem = textOf(server.problem);
           const mode = textOf(server.mode);
-          const latency = server.latencyAvgMs === null || server.latencyAvgMs === undefined ? null : `${textOf(server.latencyAvgMs)} / ${textOf(server.latencyMaxMs) ?? '?'} ms`;
+          const latency = typeof server.latencyAvgMs === 'number' ? `${tenths(server.latencyAvgMs)} / ${typeof server.latencyMaxMs === 'number' ? tenths(server.latencyMaxMs) : '?'} ms` : null;
           return {
             cells: [cell(textOf(server.server), { mono: true }), problem ? cell(problem, { tone: 'muted' }) : cell(mode, { badge: mode === 'leader' || mode === 'standalone' ? 'ok' : undefined }), cell(latency, { mono: true }), cell(textOf(server.outstanding), { mono: true }), cell(textOf(server.connections), { mono: true })],
             highlight: mode === 'leader' || mode === 'standalone',

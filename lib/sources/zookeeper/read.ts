@@ -21,7 +21,39 @@ const RECIPE_NAMES: Record<CuratorRecipe, string> = { lock: 'InterProcessMutex o
 
 export const joinPath = (parent: string, child: string) => (parent === '/' ? `/${child}` : `${parent}/${child}`);
 
-type Reader = { client: Client; signal: AbortSignal; watcher: Watcher; progress?: Progress };
+/** How many nodes' data one read fetches at once: a node may hold 1 MB, and a read may meet thousands. */
+const DATA_IN_FLIGHT = 32;
+
+type Limit = <T>(work: () => Promise<T>) => Promise<T>;
+type Reader = { client: Client; signal: AbortSignal; watcher: Watcher; progress?: Progress; limit?: Limit };
+
+/** At most `slots` of the works given run at once; the others wait their turn, in order. */
+export function limiter(slots = DATA_IN_FLIGHT): Limit {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (work) => {
+    if (running >= slots) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await work();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}
+
+/**
+ * The children of `path`, watched; a path that is not there (a configured path nobody made yet,
+ * or a lock whose emptied container parent ZooKeeper reaped) is watched for its creation instead,
+ * and read after all if it was made meanwhile.
+ */
+export async function watchedChildren(reader: Reader, path: string): Promise<string[] | null> {
+  const children = await childrenOf(reader.client, path, reader.signal, reader.watcher);
+  if (children !== null) return children;
+  if (!(await watchCreation(reader.client, path, reader.signal, reader.watcher))) return null;
+  return childrenOf(reader.client, path, reader.signal, reader.watcher);
+}
 
 /** Who holds a node: its data as exact text and the session that owns it. */
 function holderOf(node: CuratorNode, read: NodeData): string {
@@ -36,7 +68,8 @@ export async function leaseAt(reader: Reader, path: string, children: readonly s
   const queue = curatorQueue(children);
   if (!queue) return undefined;
   const first = queue.nodes.slice(0, MAX_CANDIDATES + 1);
-  const reads = await Promise.all(first.map((node) => dataOf(reader.client, joinPath(path, node.name), reader.signal)));
+  const limit = reader.limit ?? limiter();
+  const reads = await Promise.all(first.map((node) => limit(() => dataOf(reader.client, joinPath(path, node.name), reader.signal))));
   const present = first.flatMap((node, i) => (reads[i] ? [{ node, read: reads[i]! }] : []));
   const [head, ...rest] = present;
   if (!head) return undefined;
@@ -60,6 +93,8 @@ export async function leaseAt(reader: Reader, path: string, children: readonly s
   };
 }
 
+const tooMany = (root: string): UnreadScope => ({ prefix: exactOf(root), reason: `more than ${MAX_VISITED} znodes under ${root}: configure the paths of the locks themselves` });
+
 /** Every lease under `root` (to MAX_DEPTH, MAX_VISITED znodes), with the paths they are at. */
 export async function leasesUnder(reader: Reader, root: string): Promise<{ leases: { path: string; observation: Observation }[]; unread?: UnreadScope }> {
   const leases: { path: string; observation: Observation }[] = [];
@@ -70,20 +105,27 @@ export async function leasesUnder(reader: Reader, root: string): Promise<{ lease
     for (let i = 0; i < frontier.length; i += IN_FLIGHT) {
       const batch = frontier.slice(i, i + IN_FLIGHT);
       visited += batch.length;
-      if (visited > MAX_VISITED) {
-        return { leases, unread: { prefix: exactOf(root), reason: `more than ${MAX_VISITED} znodes under ${root}: configure the paths of the locks themselves` } };
-      }
+      if (visited > MAX_VISITED) return { leases, unread: tooMany(root) };
+      let overflow = false;
       await Promise.all(
         batch.map(async (path) => {
-          const children = await childrenOf(reader.client, path, reader.signal, reader.watcher);
-          // A configured path nobody has made yet: its creation is watched, and read when it comes.
-          if (children === null && path === root) await watchCreation(reader.client, root, reader.signal, reader.watcher);
+          // Only a configured path is watched for its creation: a znode below it that goes is seen by its parent's watch.
+          const children = path === root ? await watchedChildren(reader, path) : await childrenOf(reader.client, path, reader.signal, reader.watcher);
           if (children === null) return;
           const observation = await leaseAt(reader, path, children);
           if (observation) leases.push({ path, observation });
-          else if (depth < MAX_DEPTH && !curatorQueue(children)) next.push(...children.map((child) => joinPath(path, child)));
+          else if (depth < MAX_DEPTH && !curatorQueue(children)) {
+            for (const child of children) {
+              if (visited + next.length >= MAX_VISITED) {
+                overflow = true;
+                break;
+              }
+              next.push(joinPath(path, child));
+            }
+          }
         }),
       );
+      if (overflow) return { leases, unread: tooMany(root) };
       reader.progress?.();
     }
     frontier = next;

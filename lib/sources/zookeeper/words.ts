@@ -27,6 +27,7 @@ export function fourLetterWord(server: string, word: string, signal: AbortSignal
   const colon = server.lastIndexOf(':');
   const host = server.slice(0, colon).replace(/^\[|\]$/g, '');
   const port = Number(server.slice(colon + 1));
+  if (signal.aborted) return Promise.reject(new Error('the read was cancelled'));
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host, port });
     const chunks: Buffer[] = [];
