@@ -36,6 +36,8 @@ export type CuratorHolder = {
   id: string;
   /** Resolves once the holder printed `line` ("STARTED", "HELD", "LEADER", "RELEASED"). */
   saw(line: string, timeoutMs?: number): Promise<void>;
+  /** Whether the holder has printed `line` so far. */
+  printed(line: string): boolean;
   /** Lets go as the recipe does (release, close). */
   release(): void;
   signal(signal: NodeJS.Signals): void;
@@ -74,6 +76,7 @@ export function startCuratorHolder(options: { connect: string; recipe: CuratorRe
         });
       }
     },
+    printed: (line) => lines.includes(line),
     release() {
       child.stdin!.write('release\n');
     },

@@ -1,7 +1,7 @@
 // The pure parts of the ZooKeeper source: Curator's node names and their order, czxid and
 // session ids, the servers' four-letter words, and the limit on data reads in flight.
 import { describe, expect, it } from 'vitest';
-import { curatorNode, curatorQueue, sessionOf, zxidOf } from '../../lib/sources/zookeeper/curator';
+import { curatorNode, curatorQueue, quarantineName, sessionOf, zxidOf } from '../../lib/sources/zookeeper/curator';
 import { limiter } from '../../lib/sources/zookeeper/read';
 import { parseStatus } from '../../lib/sources/zookeeper/words';
 
@@ -18,6 +18,16 @@ describe('Curator layouts', () => {
     expect(queue!.nodes.map((n) => n.sequence)).toEqual(['0000000002', '0000000003', '0000000010']);
     expect(queue!.others).toBe(2);
     expect(curatorQueue(['a', 'b'])).toBeNull();
+  });
+
+  it('puts Leasehold\'s quarantine node before every candidate, with its end; a name that only looks like one is not', () => {
+    const quarantine = quarantineName('lock', 1_796_000_000_123);
+    const queue = curatorQueue(['lock-0000000000', quarantine, '_c_00000000-1111-2222-3333-444455556666-lock-0000000001']);
+    expect(queue!.nodes[0]).toMatchObject({ name: quarantine, sequence: '', quarantineUntilMs: 1_796_000_000_123 });
+    expect(queue!.nodes.map((n) => n.sequence)).toEqual(['', '0000000000', '0000000001']);
+    expect(curatorNode('leasehold-quarantine-12-lock-')).toBeNull();
+    expect(curatorNode('x-leasehold-quarantine-1796000000123-lock-')).toBeNull();
+    expect(curatorNode(quarantineName('latch', 5))).toMatchObject({ recipe: 'latch', quarantineUntilMs: 5 });
   });
 
   it('reads a czxid beyond 2^63 and names a session as ZooKeeper does; a persistent node has none', () => {

@@ -3,7 +3,7 @@
 // registers each watcher function once per path). Each call has a deadline; a session the
 // server expired is replaced by a new one at the next read, and says so (its watches are gone).
 import { setMaxListeners } from 'node:events';
-import zookeeper, { type Client, type Event, type Stat } from 'node-zookeeper-client';
+import zookeeper, { type Client, type Event, type Stat, type Transaction } from 'node-zookeeper-client';
 import type { ZookeeperSourceConfig } from './config';
 import { serversOf } from './config';
 
@@ -114,6 +114,22 @@ export async function dataOf(client: Client, path: string, signal: AbortSignal):
     throw error;
   }
 }
+
+/**
+ * A multi-op that deletes `path` only if its version is still `version` (a check, then the
+ * delete), to which more ops may be added. node-zookeeper-client reads a version of 0, which
+ * every node has until its data is first set, as "any version" (`version || -1`): the version
+ * is set again on both ops as given.
+ */
+export function deleteAtVersion(client: Client, path: string, version: number): Transaction {
+  const transaction = client.transaction().check(path, version).remove(path, version);
+  for (const op of (transaction as unknown as { ops: { version?: number }[] }).ops) if (op.version !== undefined) op.version = version;
+  return transaction;
+}
+
+/** A multi-op's commit within the call deadline. */
+export const commit = (transaction: Transaction, signal: AbortSignal, what: string) =>
+  withDeadline(new Promise<void>((resolve, reject) => transaction.commit((error) => (error ? reject(error) : resolve()))), signal, CALL_TIMEOUT_MS, what);
 
 /** "ZooKeeper at host:port, ...": who a message about this source's failures names. */
 export function targetOf(config: Pick<ZookeeperSourceConfig, 'connect'>): string {

@@ -10,13 +10,27 @@
 
 export type CuratorRecipe = 'lock' | 'latch';
 
-export type CuratorNode = { name: string; recipe: CuratorRecipe; sequence: string; protectedId: string | null };
+export type CuratorNode = {
+  name: string;
+  recipe: CuratorRecipe;
+  sequence: string;
+  protectedId: string | null;
+  /** Set on Leasehold's quarantine node (quarantine.ts): when it ends, in ms since the epoch. */
+  quarantineUntilMs?: number;
+};
 
 const NODE = /^(?:_c_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-)?(?:.*-)?(lock|latch)-(\d{10})$/;
+
+const QUARANTINE = /^leasehold-quarantine-(\d{13})-(lock|latch)-$/;
+
+/** The name of Leasehold's quarantine node (quarantine.ts) ending at `untilMs`, for a lock of `recipe`: nothing follows its lock name, so Curator sorts it first. */
+export const quarantineName = (recipe: CuratorRecipe, untilMs: number) => `leasehold-quarantine-${String(Math.trunc(untilMs)).padStart(13, '0')}-${recipe}-`;
 
 /** A child's name read as a Curator lock or latch node, or null when it is not one. */
 export function curatorNode(name: string): CuratorNode | null {
   if (name.length > 200) return null;
+  const quarantine = QUARANTINE.exec(name);
+  if (quarantine) return { name, recipe: quarantine[2] as CuratorRecipe, sequence: '', protectedId: null, quarantineUntilMs: Number(quarantine[1]) };
   const match = NODE.exec(name);
   if (!match) return null;
   return { name, recipe: match[2] as CuratorRecipe, sequence: match[3]!, protectedId: match[1] ?? null };

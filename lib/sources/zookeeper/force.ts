@@ -13,18 +13,20 @@
 // zxid bound (the parent's pzxid after the delete): every node created afterwards has a higher
 // czxid. force-expire and force-release do the same: ZooKeeper cannot free a lock without a new
 // zxid. A Curator holder does not notice on its own until its session or its next check: its
-// writes must be fenced by czxid (docs/zookeeper.md).
+// writes must be fenced by czxid (docs/admin-actions.md).
 //
-// Quarantine is not offered on ZooKeeper yet: a node that sorts before every candidate must
-// end with the quarantine even if Leasehold stops, and ZooKeeper's TTL nodes are off by default.
+// Quarantine: the same multi-op creates Leasehold's quarantine node (quarantine.ts), which
+// Curator sorts before every candidate, so the lock stays held by leasehold:quarantine until
+// the ZooKeeper source observing it deletes it at its end; then the next candidate holds it.
 import type { Client } from 'node-zookeeper-client';
 import zookeeper from 'node-zookeeper-client';
 import { SourceUnavailableError } from '../errors';
 import { exactOf } from '../exact';
-import { bytesOfExact, ForceConflictError, ForceNotPossibleError, isExpected, type CheckedRequest, type CurrentState, type ForceDone, type ForcePlan } from '../force';
+import { bytesOfExact, ForceConflictError, ForceNotPossibleError, isExpected, QUARANTINE_HOLDER, type CheckedRequest, type CurrentState, type ForceDone, type ForcePlan } from '../force';
 import type { ZookeeperSourceConfig } from './config';
-import { childrenOf, createZkConnection, dataOf, targetOf, withDeadline, CALL_TIMEOUT_MS, zookeeperProblem, type NodeData } from './client';
-import { curatorQueue, zxidOf } from './curator';
+import { childrenOf, commit, createZkConnection, dataOf, deleteAtVersion, targetOf, zookeeperProblem, type NodeData } from './client';
+import { systemClock } from '../../time/clock';
+import { curatorQueue, quarantineName, zxidOf, type CuratorRecipe } from './curator';
 import { joinPath, leaseAt } from './read';
 
 type Found = { observation: NonNullable<Awaited<ReturnType<typeof leaseAt>>>; node: string; read: NodeData };
@@ -48,25 +50,37 @@ async function find(client: Client, path: string, signal: AbortSignal): Promise<
   return observation && node && read ? { observation, node, read } : null;
 }
 
+function stepOf(path: string, found: Found, request: CheckedRequest): ForcePlan['steps'][number] {
+  const node = exactOf(joinPath(path, found.node));
+  const version = String(found.read.stat.version);
+  const quarantine = quarantinePath(path, found, request, systemClock.wall());
+  if (!quarantine) return { what: `delete the holder's node if it is still the one you saw (version ${version}). ${NOT_NOTICED}`, statement: 'multi(check(node, version), delete(node, version))', args: [node, version] };
+  return {
+    what: `delete the holder's node if it is still the one you saw (version ${version}), and create ${QUARANTINE_HOLDER}'s node, which Curator sorts before every candidate, for ${request.quarantineMs} ms: Leasehold deletes it then and the next in line holds the lock. ${NOT_NOTICED}`,
+    statement: 'multi(check(node, version), delete(node, version), create(quarantine node, persistent))',
+    args: [node, version, exactOf(quarantine)],
+  };
+}
+
 const currentOf = (found: Found | null): CurrentState | null =>
   found ? { holder: found.observation.holder, token: found.observation.token === null ? null : found.observation.token.toString() } : null;
 
-function refuseQuarantine(request: CheckedRequest) {
-  if (request.quarantineMs !== undefined) throw new ForceNotPossibleError('not_supported', 'a quarantine cannot be held on ZooKeeper yet: release without one, and fence the resource by czxid');
-}
+const recipeOf = (found: Found): CuratorRecipe => (found.observation.kind === 'election' ? 'latch' : 'lock');
 
-function deleteOnce(client: Client, path: string, version: number, signal: AbortSignal): Promise<void> {
-  const done = new Promise<void>((resolve, reject) => client.transaction().check(path, version).remove(path, version).commit((error) => (error ? reject(error) : resolve())));
-  return withDeadline(done, signal, CALL_TIMEOUT_MS, `deleting ${path}`);
-}
+/** The quarantine node's path, for a quarantine asked of `found` (null: none asked). */
+const quarantinePath = (path: string, found: Found, request: CheckedRequest, now: number) =>
+  request.quarantineMs === undefined ? null : joinPath(path, quarantineName(recipeOf(found), now + request.quarantineMs));
 
 async function execute(client: Client, path: string, request: CheckedRequest, signal: AbortSignal): Promise<ForceDone> {
-  refuseQuarantine(request);
   const found = await find(client, path, signal);
   if (!found || !isExpected(request, currentOf(found))) throw new ForceConflictError(request.key, currentOf(found));
   const nodePath = joinPath(path, found.node);
+  const now = systemClock.wall();
+  const quarantine = quarantinePath(path, found, request, now);
   try {
-    await deleteOnce(client, nodePath, found.read.stat.version, signal);
+    const transaction = deleteAtVersion(client, nodePath, found.read.stat.version);
+    if (quarantine) transaction.create(quarantine, Buffer.from(QUARANTINE_HOLDER), zookeeper.CreateMode.PERSISTENT);
+    await commit(transaction, signal, `deleting ${nodePath}`);
   } catch (error) {
     const code = (error as { code?: number } | null)?.code;
     if (code === zookeeper.Exception.NO_NODE || code === zookeeper.Exception.BAD_VERSION) {
@@ -80,21 +94,24 @@ async function execute(client: Client, path: string, request: CheckedRequest, si
   return {
     previousToken: request.expectedToken,
     newToken: (zxidOf(parent?.stat.pzxid) ?? next?.observation.token ?? null)?.toString() ?? null,
-    detail: { deleted: exactOf(nodePath), session: found.observation.detail?.session ?? null, nextHolder: next?.observation.holder ?? null, nextToken: next?.observation.token?.toString() ?? null },
+    detail: {
+      deleted: exactOf(nodePath),
+      session: found.observation.detail?.session ?? null,
+      nextHolder: next?.observation.holder ?? null,
+      nextToken: next?.observation.token?.toString() ?? null,
+      ...(quarantine ? { quarantine: { node: exactOf(quarantine), holder: QUARANTINE_HOLDER, until: new Date(now + request.quarantineMs!).toISOString() } } : {}),
+    },
   };
 }
 
 async function plan(client: Client, path: string, request: CheckedRequest, signal: AbortSignal): Promise<ForcePlan> {
-  refuseQuarantine(request);
   const found = await find(client, path, signal);
   const children = found ? ((await childrenOf(client, path, signal)) ?? []) : [];
   const queue = curatorQueue(children);
   return {
     layout: found?.observation.kind === 'election' ? 'Curator LeaderLatch' : 'Curator lock',
     fenced: true,
-    steps: found
-      ? [{ what: `delete the holder's node if it is still the one you saw (version ${found.read.stat.version}). ${NOT_NOTICED}`, statement: 'multi(check(node, version), delete(node, version))', args: [exactOf(joinPath(path, found.node)), String(found.read.stat.version)] }]
-      : [],
+    steps: found ? [stepOf(path, found, request)] : [],
     detail: {
       matchesWhatYouSaw: isExpected(request, currentOf(found)),
       node: found ? exactOf(joinPath(path, found.node)) : null,

@@ -15,6 +15,7 @@ import { serversOf } from './config';
 import { createZkConnection, targetOf, zookeeperProblem, type ZkConnection } from './client';
 import { leaseAt, leasesUnder, limiter, watchedChildren } from './read';
 import { serverStatus, type ServerStatus } from './words';
+import { createQuarantineSweeper, type QuarantineSweeper } from './quarantine';
 
 const unavailable = (config: ZookeeperSourceConfig, error: unknown, what: string) =>
   error instanceof SourceUnavailableError ? error : new SourceUnavailableError(config.name, `${what}: ${zookeeperProblem(error, targetOf(config))}`, { cause: error });
@@ -51,13 +52,17 @@ type ZkState = {
   watchesSetAt: number;
   /** One watcher for every path (the client registers a function once per path). */
   watcher: (event: Event) => void;
+  /** Ends the quarantines the reads find, each at its end. */
+  sweeper: QuarantineSweeper;
 };
 
-function createState(config: ZookeeperSourceConfig, defaultPollMs: number, clock: Clock): ZkState {
+function createState(config: ZookeeperSourceConfig, defaultPollMs: number, clock: Clock, log?: (line: string) => void): ZkState {
+  const connection = createZkConnection(config);
   const state: ZkState = {
     config,
     clock,
-    connection: createZkConnection(config),
+    connection,
+    sweeper: createQuarantineSweeper((signal) => connection.client(signal), () => clock.wall(), log),
     pollMs: config.pollMs ?? defaultPollMs,
     leasePaths: new Map(),
     pathKeys: new Map(),
@@ -98,7 +103,7 @@ async function readEverything(state: ZkState, signal: AbortSignal, progress?: Pr
     const client = await state.connection.client(signal);
     const reads = [];
     const limit = limiter();
-    for (const root of config.paths) reads.push(await leasesUnder({ client, signal, watcher, progress, limit }, root));
+    for (const root of config.paths) reads.push(await leasesUnder({ client, signal, watcher, progress, limit, onQuarantine: state.sweeper.saw }, root));
     state.leasePaths.clear();
     state.pathKeys.clear();
     for (const { leases } of reads) for (const { path, observation } of leases) learn(state, path, observation.key);
@@ -121,7 +126,7 @@ async function readLeaseKeys(state: ZkState, keys: string[], signal: AbortSignal
   if (signal.aborted) throw new SourceUnavailableError(config.name, 'the read was cancelled');
   try {
     const client = await state.connection.client(signal);
-    const reader = { client, signal, watcher, limit: limiter() };
+    const reader = { client, signal, watcher, limit: limiter(), onQuarantine: state.sweeper.saw };
     const found = await Promise.all(
       keys.map(async (key) => {
         const path = pathOfKey(state.leasePaths, key);
@@ -140,7 +145,7 @@ async function readLeaseKeys(state: ZkState, keys: string[], signal: AbortSignal
 }
 
 export function createZookeeperSource(config: ZookeeperSourceConfig, defaultPollMs: number, options: Pick<BackendContext, 'clock' | 'log'> = {}): LeaseSource {
-  const state = createState(config, defaultPollMs, options.clock ?? systemClock);
+  const state = createState(config, defaultPollMs, options.clock ?? systemClock, options.log ? (line) => options.log!.warn({ source: config.name }, line) : undefined);
   return {
     name: config.name,
     backend: 'zookeeper',
@@ -169,6 +174,7 @@ export function createZookeeperSource(config: ZookeeperSourceConfig, defaultPoll
     },
 
     async close() {
+      state.sweeper.close();
       state.connection.close();
     },
   };

@@ -5,6 +5,7 @@
 // a hint for that lease, and a change above them as a hint to read everything.
 import type { Client } from 'node-zookeeper-client';
 import { MAX_CANDIDATES, type Observation } from '../../domain/observe';
+import { QUARANTINE_HOLDER } from '../../domain/quarantine';
 import { exactOf } from '../exact';
 import type { Progress, UnreadScope } from '../types';
 import { childrenOf, dataOf, watchCreation, type NodeData, type Watcher } from './client';
@@ -25,7 +26,15 @@ export const joinPath = (parent: string, child: string) => (parent === '/' ? `/$
 const DATA_IN_FLIGHT = 32;
 
 type Limit = <T>(work: () => Promise<T>) => Promise<T>;
-type Reader = { client: Client; signal: AbortSignal; watcher: Watcher; progress?: Progress; limit?: Limit };
+type Reader = {
+  client: Client;
+  signal: AbortSignal;
+  watcher: Watcher;
+  progress?: Progress;
+  limit?: Limit;
+  /** Told of every quarantine node found holding a lease (quarantine.ts), so that it can be ended on time. */
+  onQuarantine?: (nodePath: string, untilMs: number, version: number) => void;
+};
 
 /** At most `slots` of the works given run at once; the others wait their turn, in order. */
 export function limiter(slots = DATA_IN_FLIGHT): Limit {
@@ -73,11 +82,14 @@ export async function leaseAt(reader: Reader, path: string, children: readonly s
   const present = first.flatMap((node, i) => (reads[i] ? [{ node, read: reads[i]! }] : []));
   const [head, ...rest] = present;
   if (!head) return undefined;
+  const until = head.node.quarantineUntilMs;
+  if (until !== undefined) reader.onQuarantine?.(joinPath(path, head.node.name), until, head.read.stat.version);
   return {
     key: exactOf(path),
     kind: queue.recipe === 'latch' ? 'election' : 'lock',
-    holder: holderOf(head.node, head.read),
-    token: zxidOf(head.read.stat.czxid),
+    // Leasehold's quarantine holds no token: the next holder's czxid is compared with the forced holder's.
+    holder: until === undefined ? holderOf(head.node, head.read) : QUARANTINE_HOLDER,
+    token: until === undefined ? zxidOf(head.read.stat.czxid) : null,
     // An ephemeral node lasts as long as its session: ZooKeeper keeps no expiry on the node.
     ttlMs: null,
     remainingMs: null,
@@ -88,6 +100,7 @@ export async function leaseAt(reader: Reader, path: string, children: readonly s
       session: sessionOf(head.read.stat.ephemeralOwner),
       sequence: head.node.sequence,
       waiting: queue.nodes.length - 1,
+      ...(until !== undefined ? { quarantineUntil: new Date(until).toISOString() } : {}),
       ...(queue.others > 0 ? { otherChildren: queue.others } : {}),
     },
   };
