@@ -21,6 +21,7 @@ const server = runStackServer({
   pgUrl: process.env.LEASEHOLD_DEMO_PG_URL ?? '',
   redisUrl: process.env.LEASEHOLD_DEMO_REDIS_URL ?? '',
   etcdEndpoints: (process.env.LEASEHOLD_DEMO_ETCD_ENDPOINTS ?? '').split(',').filter(Boolean),
+  zookeeper: process.env.LEASEHOLD_DEMO_ZOOKEEPER ?? '',
   faults: process.env.LEASEHOLD_DEMO_FAULTS !== 'off',
   log: (line) => console.log(`[${name}] ${line}`),
   // Once the demo has gone the channel is closed: sending then would throw.

@@ -1,6 +1,6 @@
-// `npm run demo -- --backends postgres,redis,etcd`: the weekly-digest fleet on real backends.
+// `npm run demo -- --backends postgres,redis,etcd[,zookeeper]`: the weekly-digest fleet on real backends.
 //
-// Starts PostgreSQL, Redis, etcd and Alertmanager with scripts/services.sh (or reuses them), makes fresh
+// Starts PostgreSQL, Redis, etcd, ZooKeeper and Alertmanager with scripts/services.sh (or reuses them), makes fresh
 // databases for the demo (leasehold_demo_store: Leasehold's store; leasehold_demo_pixly: the
 // digest's tables, its lease table and a ShedLock table), serves the console observing all of
 // it, and runs the fleet as separate OS processes (scripts/demo-server.ts). Faults are real:
@@ -17,14 +17,14 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { setUp } from '../lib/demo/digest';
 import { SHEDLOCK_SCHEMA, SHEDLOCK_TABLE } from '../lib/demo/shedlock';
-import { ETCD_ELECTION, REDIS_LOCK_KEY, STACK_BACKENDS, type StackBackend } from '../lib/demo/stack-server';
+import { DEFAULT_STACK_BACKENDS, ETCD_ELECTION, REDIS_LOCK_KEY, STACK_BACKENDS, ZOOKEEPER_ROOT, type StackBackend } from '../lib/demo/stack-server';
 import { poolSql } from '../lib/demo/sql';
 import { createFencedStore } from '../lib/lease';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const USAGE = 'usage: npm run demo -- [--backends postgres,redis,etcd] [--servers 18] [--users 3000] [--port 3000] [--faults on|off] [--seconds N]';
+const USAGE = 'usage: npm run demo -- [--backends postgres,redis,etcd,zookeeper] [--servers 18] [--users 3000] [--port 3000] [--faults on|off] [--seconds N]';
 const PAUSE_EVERY_MS = 10_000;
-const PAUSE_MS = 9_000; // longer than the 6 s leases: the paused leader loses its role
+const PAUSE_MS = 9_000; // longer than the 6 s leases and the 4 s ZooKeeper sessions: the paused leader loses its role
 const CRASH_FIRST_MS = 30_000;
 
 type Options = { backends: StackBackend[]; servers: number; users: number; port: number; faults: boolean; seconds: number | null };
@@ -35,7 +35,7 @@ function fail(message: string): never {
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { backends: [...STACK_BACKENDS], servers: 18, users: 3_000, port: Number(process.env.PORT ?? 3000), faults: true, seconds: null };
+  const options: Options = { backends: [...DEFAULT_STACK_BACKENDS], servers: 18, users: 3_000, port: Number(process.env.PORT ?? 3000), faults: true, seconds: null };
   const count = (flag: string, value: string | undefined, min: number, max: number) => {
     const n = Number(value);
     if (!value || !Number.isInteger(n) || n < min || n > max) fail(`${flag} takes a whole number from ${min} to ${max}; got ${JSON.stringify(value ?? '')}\n${USAGE}`);
@@ -82,7 +82,7 @@ function parseOptions(argv: string[]): Options {
 }
 
 /** The services' addresses, as scripts/services.sh wrote them. */
-function servicesEnv(): { databaseUrl: string; redisUrl: string; etcdEndpoints: string[] } {
+function servicesEnv(): { databaseUrl: string; redisUrl: string; etcdEndpoints: string[]; zookeeper: string } {
   const file = path.join(process.env.LEASEHOLD_SERVICES_DIR ?? path.join(root, '.leasehold', 'services'), 'env');
   const values: Record<string, string> = {};
   for (const line of existsSync(file) ? readFileSync(file, 'utf8').split('\n') : []) {
@@ -95,6 +95,7 @@ function servicesEnv(): { databaseUrl: string; redisUrl: string; etcdEndpoints: 
     databaseUrl,
     redisUrl: values.LEASEHOLD_TEST_REDIS_URL ?? 'redis://127.0.0.1:16379',
     etcdEndpoints: (values.LEASEHOLD_TEST_ETCD_ENDPOINTS ?? '').split(',').filter(Boolean),
+    zookeeper: values.LEASEHOLD_TEST_ZOOKEEPER ?? '127.0.0.1:12181',
   };
 }
 
@@ -184,6 +185,7 @@ if (options.backends.includes('postgres')) {
 }
 if (options.backends.includes('redis')) sources.push({ name: 'pixly-redis', backend: 'redis', urls: [services.redisUrl], match: ['pixly:*'] });
 if (options.backends.includes('etcd')) sources.push({ name: 'pixly-etcd', backend: 'etcd', endpoints: services.etcdEndpoints, prefixes: ['pixly/'] });
+if (options.backends.includes('zookeeper')) sources.push({ name: 'pixly-zookeeper', backend: 'zookeeper', connect: services.zookeeper, paths: [ZOOKEEPER_ROOT] });
 const demoDir = path.join(root, '.leasehold', 'demo');
 mkdirSync(demoDir, { recursive: true });
 const configFile = path.join(demoDir, 'leasehold.config.json');
@@ -258,6 +260,7 @@ function startServer(name: string) {
       LEASEHOLD_DEMO_PG_URL: pixlyUrl,
       LEASEHOLD_DEMO_REDIS_URL: services.redisUrl,
       LEASEHOLD_DEMO_ETCD_ENDPOINTS: services.etcdEndpoints.join(','),
+      LEASEHOLD_DEMO_ZOOKEEPER: services.zookeeper,
       LEASEHOLD_DEMO_FAULTS: options.faults ? 'on' : 'off',
     },
   });
@@ -300,7 +303,7 @@ function pauseALeader() {
     if (!member || member.paused) continue;
     member.paused = true;
     member.child.kill('SIGSTOP');
-    say(`${member.name} paused with SIGSTOP for ${PAUSE_MS / 1000} s while leading ${role} (its lease is 6 s)`);
+    say(`${member.name} paused with SIGSTOP for ${PAUSE_MS / 1000} s while leading ${role} (its ${role === 'zookeeper' ? 'session is 4 s' : 'lease is 6 s'})`);
     later(PAUSE_MS, () => {
       member.paused = false;
       member.child.kill('SIGCONT');

@@ -4,22 +4,29 @@
 //             fenced writes, the workers, a membership lease), and the digest's cleanup job
 //             guarded ShedLock-style (pixly.shedlock: whoever's cron fires first runs it);
 //   redis     the thumbnail sweeper, a leader elected on a Redis lock (SET NX PX, fence counter);
-//   etcd      the report builder, an etcd election (every server a candidate, in a queue).
+//   etcd      the report builder, an etcd election (every server a candidate, in a queue);
+//   zookeeper the search indexer, a leader elected as Apache Curator's LeaderLatch elects one
+//             (lib/demo/zookeeper-leader.ts); only when asked for (`--backends ...,zookeeper`).
 // Its faults are real: the demo pauses it with SIGSTOP and kills it with SIGKILL. It tells
 // the demo over IPC which roles it leads, so the demo can pause a leader.
 import pg from 'pg';
 import { createFencedStore, createLeaderElector, createLeaseClient, type LeaseClient } from '../lease';
 import { Gate } from './gate';
+import { runZookeeperLeader } from './zookeeper-leader';
 import { runDigestServer, wait } from './server';
 import { tryLock, unlock } from './shedlock';
 import { poolSql } from './sql';
 
-export type StackBackend = 'postgres' | 'redis' | 'etcd';
-export const STACK_BACKENDS: readonly StackBackend[] = ['postgres', 'redis', 'etcd'];
+export type StackBackend = 'postgres' | 'redis' | 'etcd' | 'zookeeper';
+export const STACK_BACKENDS: readonly StackBackend[] = ['postgres', 'redis', 'etcd', 'zookeeper'];
+/** What the demo runs on when not told: ZooKeeper needs a JDK, so it is asked for by name. */
+export const DEFAULT_STACK_BACKENDS: readonly StackBackend[] = ['postgres', 'redis', 'etcd'];
 
 export const REDIS_LOCK_KEY = 'pixly:thumbnail-sweeper';
 export const ETCD_ELECTION = 'pixly/report-builder';
 export const SHEDLOCK_JOB = 'digest-cleanup';
+export const ZOOKEEPER_ROOT = '/pixly';
+export const ZOOKEEPER_ELECTION = `${ZOOKEEPER_ROOT}/search-indexer`;
 
 export type StackServerOptions = {
   name: string;
@@ -27,6 +34,8 @@ export type StackServerOptions = {
   pgUrl: string;
   redisUrl: string;
   etcdEndpoints: string[];
+  /** ZooKeeper's connect string (host:port,...). */
+  zookeeper: string;
   faults: boolean;
   log: (line: string) => void;
   /** Told when this server starts or stops leading a role. */
@@ -70,6 +79,7 @@ export function runStackServer(options: StackServerOptions): StackServer {
     elect(run, 'etcd', client, ETCD_ELECTION);
     run.closers.push(() => client.close());
   }
+  if (options.backends.includes('zookeeper')) electOnZookeeper(run);
 
   return {
     async stop() {
@@ -102,6 +112,28 @@ function elect(run: StackRun, role: StackBackend, client: LeaseClient, key: stri
     onError,
   });
   run.running.push(elector.run(signal).catch(onError));
+}
+
+/** The search indexer's leader, elected on ZooKeeper; a 4 s session, so a 9 s pause loses it. */
+function electOnZookeeper(run: StackRun) {
+  const { options, signal, onError } = run;
+  const leader = runZookeeperLeader(
+    {
+      connect: options.zookeeper,
+      path: ZOOKEEPER_ELECTION,
+      id: options.name,
+      sessionTimeoutMs: 4_000,
+      onStartedLeading: async (leading, token) => {
+        options.log(`leads ${ZOOKEEPER_ELECTION} (zookeeper) with czxid ${token}`);
+        options.onLeading('zookeeper', true);
+        await wait(2 ** 31 - 1, leading);
+      },
+      onStoppedLeading: () => options.onLeading('zookeeper', false),
+      onError,
+    },
+    signal,
+  );
+  run.running.push(leader.catch(onError));
 }
 
 /** The postgres roles: the weekly digest (scheduler, workers, membership) and its cleanup cron. */

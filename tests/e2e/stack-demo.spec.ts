@@ -1,4 +1,4 @@
-// The full-stack demo as the README runs it (`npm run demo -- --backends postgres,redis,etcd`):
+// The full-stack demo as the README runs it (`npm run demo -- --backends postgres,redis,etcd,zookeeper`):
 // starts (or reuses) the services, the console and 18 server processes; pauses are SIGSTOP,
 // crashes SIGKILL. Within 60 s every backend's leases must have changed hands, and Ctrl-C
 // (SIGINT) must leave no server process behind.
@@ -11,7 +11,7 @@ import { screenshot, watchConsole } from './support';
 
 const PORT = 3106;
 const URL_ = `http://127.0.0.1:${PORT}`;
-const SOURCES = ['pixly-postgres', 'pixly-redis', 'pixly-etcd'];
+const SOURCES = ['pixly-postgres', 'pixly-redis', 'pixly-etcd', 'pixly-zookeeper'];
 type Failover = { leaseId: string; holder: string | null; previousHolder: string | null; token: string | null; previousToken: string | null; cause: string };
 
 let demo: ChildProcess;
@@ -47,7 +47,7 @@ test.beforeAll(async () => {
   // SIGINT, while the demo is still stopping its fleet, and the test wants the demo's own exit.
   // Its own process group, so that a failed run can take everything down with it; --seconds
   // as a backstop should even that fail.
-  demo = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts', '--backends', 'postgres,redis,etcd', '--port', String(PORT), '--seconds', '600'], {
+  demo = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts', '--backends', 'postgres,redis,etcd,zookeeper', '--port', String(PORT), '--seconds', '600'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -76,13 +76,13 @@ test.afterAll(async () => {
   for (const pid of consoleProcesses()) process.kill(Number(pid), 'SIGKILL');
 });
 
-test('the full-stack demo: PostgreSQL, Redis and etcd at once, leases change hands on every backend within 60 s, Ctrl-C stops every process', async ({ page, request }) => {
+test('the full-stack demo: PostgreSQL, Redis, etcd and ZooKeeper at once, leases change hands on every backend within 60 s, Ctrl-C stops every process', async ({ page, request }) => {
   test.setTimeout(240_000);
   const errors = watchConsole(page);
   expect(demoServers().length).toBeGreaterThanOrEqual(18);
 
   await page.goto(URL_);
-  await expect(page.getByTestId('source-line')).toContainText('3 sources up', { timeout: 15_000 });
+  await expect(page.getByTestId('source-line')).toContainText('4 sources up', { timeout: 15_000 });
 
   // Within 60 s of the fleet's start: on each backend a lease went from one server to another
   // (real SIGSTOP pauses past the lease, SIGKILL crashes), and where there is a token, the new

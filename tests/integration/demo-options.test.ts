@@ -6,8 +6,8 @@ import { STACK_LINE, run } from '../support/run';
 const demo = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'scripts/demo.ts', ...args], { timeoutMs: 30_000 });
 
 it.each([
-  [['--backends', 'postgres,mysql'], '--backends takes a comma-separated list of postgres, redis, etcd; unknown: mysql'],
-  [['--backends='], '--backends takes a comma-separated list of postgres, redis, etcd; got none'],
+  [['--backends', 'postgres,mysql'], '--backends takes a comma-separated list of postgres, redis, etcd, zookeeper; unknown: mysql'],
+  [['--backends='], '--backends takes a comma-separated list of postgres, redis, etcd, zookeeper; got none'],
   [['--servers', '1'], '--servers takes a whole number from 2 to 40; got "1"'],
   [['--servers', 'many'], '--servers takes a whole number from 2 to 40; got "many"'],
   [['--servers', '41'], '--servers takes a whole number from 2 to 40; got "41"'],
@@ -27,5 +27,5 @@ it.each([
 it('prints its usage with --help', async () => {
   const result = await demo('--help');
   expect(result.code).toBe(0);
-  expect(result.stdout).toContain('usage: npm run demo -- [--backends postgres,redis,etcd]');
+  expect(result.stdout).toContain('usage: npm run demo -- [--backends postgres,redis,etcd,zookeeper]');
 });
