@@ -140,6 +140,9 @@ export function leaseUpsertSql(p: Params, leases: readonly TrackedLease[], gate 
             "endedAt" text, "endedCause" text, problem text, detail jsonb, version text,
             "lastIntervalMs" int8, "lastMarginMs" int8)
      ${gate}
+     -- Rows are locked in one order by every statement that writes many leases (this and the
+     -- renewals' UPDATE): two write queues of a source never wait on each other in a cycle.
+     ORDER BY x.id COLLATE "C"
      ON CONFLICT (id) DO UPDATE SET
        kind = EXCLUDED.kind, state = EXCLUDED.state, holder = EXCLUDED.holder, token = EXCLUDED.token,
        "lastHolder" = EXCLUDED."lastHolder", "lastToken" = EXCLUDED."lastToken", fenced = EXCLUDED.fenced, "ttlMs" = EXCLUDED."ttlMs",
@@ -178,11 +181,14 @@ export async function updateRenewedLeases(sql: SqlSession, batch: WriteBatch) {
   const missing = await sql.query<{ id: string }>(
     `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, "renewedAt" text, "expiresAt" text, "observedAt" text,
                   "renewalSeq" text, version text, "lastIntervalMs" int8, "lastMarginMs" int8)),
+          -- The rows are locked in the order leaseUpsertSql writes them, whatever join the UPDATE
+          -- below runs: the state changes' queue and this one never wait on each other in a cycle.
+          locked AS MATERIALIZED (SELECT l.id FROM "Lease" l WHERE l.id IN (SELECT id FROM x) ORDER BY l.id COLLATE "C" FOR UPDATE),
           updated AS (
             UPDATE "Lease" AS l SET "renewedAt" = x."renewedAt"::timestamptz, "expiresAt" = x."expiresAt"::timestamptz,
                    "observedAt" = x."observedAt"::timestamptz, "renewalSeq" = GREATEST(l."renewalSeq", x."renewalSeq"::bigint),
                    version = x.version::bigint, "lastIntervalMs" = x."lastIntervalMs", "lastMarginMs" = x."lastMarginMs", "updatedAt" = now()
-              FROM x WHERE l.id = x.id AND l.version <= x.version::bigint
+              FROM x WHERE l.id = x.id AND l.id IN (SELECT id FROM locked) AND l.version <= x.version::bigint
             RETURNING l.id)
      -- The UPDATE runs whatever this reads (PostgreSQL runs a WITH that writes exactly once).
      -- Read: the leases without a row (a row left alone is newer news, kept).
