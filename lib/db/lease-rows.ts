@@ -183,7 +183,7 @@ export async function updateRenewedLeases(sql: SqlSession, batch: WriteBatch) {
                   "renewalSeq" text, version text, "lastIntervalMs" int8, "lastMarginMs" int8)),
           -- The rows are locked in the order leaseUpsertSql writes them, whatever join the UPDATE
           -- below runs: the state changes' queue and this one never wait on each other in a cycle.
-          locked AS MATERIALIZED (SELECT l.id FROM "Lease" l WHERE l.id IN (SELECT id FROM x) ORDER BY l.id COLLATE "C" FOR UPDATE),
+          locked AS MATERIALIZED (SELECT l.id FROM "Lease" l WHERE l.id IN (SELECT id FROM x) ORDER BY l.id COLLATE "C" FOR NO KEY UPDATE),
           updated AS (
             UPDATE "Lease" AS l SET "renewedAt" = x."renewedAt"::timestamptz, "expiresAt" = x."expiresAt"::timestamptz,
                    "observedAt" = x."observedAt"::timestamptz, "renewalSeq" = GREATEST(l."renewalSeq", x."renewalSeq"::bigint),

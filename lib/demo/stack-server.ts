@@ -19,7 +19,7 @@ import { poolSql } from './sql';
 
 export type StackBackend = 'postgres' | 'redis' | 'etcd' | 'zookeeper';
 export const STACK_BACKENDS: readonly StackBackend[] = ['postgres', 'redis', 'etcd', 'zookeeper'];
-/** What the demo runs on when not told: ZooKeeper needs a JDK, so it is asked for by name. */
+/** What the demo runs on when not told: the three backends it has always run on; ZooKeeper is asked for by name. */
 export const DEFAULT_STACK_BACKENDS: readonly StackBackend[] = ['postgres', 'redis', 'etcd'];
 
 export const REDIS_LOCK_KEY = 'pixly:thumbnail-sweeper';

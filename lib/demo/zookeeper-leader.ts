@@ -8,6 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import zookeeper, { type Client } from 'node-zookeeper-client';
 
+const isNoNode = (error: unknown) => (error as { code?: number } | null)?.code === zookeeper.Exception.NO_NODE;
+
 export type ZookeeperLeaderOptions = {
   connect: string;
   /** The election's znode; made (with its parents) if missing. */
@@ -24,8 +26,13 @@ export type ZookeeperLeaderOptions = {
 const LATCH = 'latch-';
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
   });
 /** `promise`, or (resolved) once `signal` aborts; its listener is removed either way. */
 function orAbort<T>(signal: AbortSignal, promise: Promise<T>): Promise<T | void> {
@@ -73,13 +80,18 @@ async function takePart(client: Client, options: ZookeeperLeaderOptions, signal:
         await orAbort(signal, changed);
         continue;
       }
-      const { stat } = await call<{ stat: { czxid: Buffer } }>((cb) => client.getData(ours, (e, _data, s) => cb(e, { stat: s as unknown as { czxid: Buffer } })));
+      const data = await call<{ stat: { czxid: Buffer } } | null>((cb) =>
+        client.getData(ours, (e, _data, stat) => (isNoNode(e) ? cb(null, null) : cb(e, { stat: stat as unknown as { czxid: Buffer } }))),
+      );
+      if (!data) return; // forced out between the two reads
       const leading = new AbortController();
-      const work = options.onStartedLeading(AbortSignal.any([leading.signal, signal]), stat.czxid.readBigUInt64BE(0).toString());
+      const work = options.onStartedLeading(AbortSignal.any([leading.signal, signal]), data.stat.czxid.readBigUInt64BE(0).toString());
       await orAbort(signal, Promise.race([changed, work])).catch(() => {}); // its error is told below
       leading.abort();
       await work.catch(options.onError);
       options.onStoppedLeading();
+      // Our node went, or the work ended on its own: take part again, at the back of the queue.
+      return;
     }
   } finally {
     // Stepping down: the next in line leads at once, not after the session's timeout.
@@ -92,15 +104,24 @@ export async function runZookeeperLeader(options: ZookeeperLeaderOptions, signal
   while (!signal.aborted) {
     const client = zookeeper.createClient(options.connect, { sessionTimeout: options.sessionTimeoutMs, spinDelay: 500 });
     const lost = new AbortController();
+    let probe: NodeJS.Timeout | undefined;
     for (const state of ['disconnected', 'expired', 'authenticationFailed'] as const) client.once(state, () => lost.abort());
     try {
       client.connect();
       const taking = AbortSignal.any([signal, lost.signal, AbortSignal.timeout(options.sessionTimeoutMs)]);
       const connected = await orAbort(taking, new Promise<boolean>((resolve) => client.once('connected', () => resolve(true))));
+      // The client notices a silent network loss only when TCP gives up (minutes): a read every
+      // third of the session's timeout that goes unanswered for two thirds of it counts as lost,
+      // as ZooKeeper's own clients count it, before the server expires the session.
+      probe = setInterval(() => {
+        const late = setTimeout(() => lost.abort(), (options.sessionTimeoutMs * 2) / 3);
+        client.exists('/', (error) => (clearTimeout(late), error && lost.abort()));
+      }, options.sessionTimeoutMs / 3);
       if (connected) await takePart(client, options, AbortSignal.any([signal, lost.signal]));
     } catch (error) {
       if (!signal.aborted && !lost.signal.aborted) options.onError(error);
     } finally {
+      clearInterval(probe);
       client.close();
     }
     await sleep(500, signal);

@@ -90,7 +90,8 @@ export function leaseHealth(lease: HealthInput): LeaseHealth {
   if (lease.state === 'unknown') problems.push('unknown');
   if (renewal === 'late') problems.push('late');
   if ((lease.recentTransitions ?? 0) >= FLAPPING_TRANSITIONS) problems.push('flapping');
-  if (lease.state === 'held' && lease.token === null) problems.push('unfenced');
+  // A fenced lease in quarantine (a ZooKeeper quarantine holds no token) is not unfenced.
+  if (lease.state === 'held' && lease.token === null && !(isQuarantined(lease) && lease.fenced)) problems.push('unfenced');
   if (isQuarantined(lease)) problems.push('quarantined');
   return { problems, marginPercent, renewal };
 }

@@ -51,6 +51,8 @@ describe('leaseHealth', () => {
     ['a free lease without a token is no problem', lease({ key: 'a', state: 'free', holder: null, token: null, lastMarginMs: null }), [], 'none'],
     ['an uninterpretable value', lease({ key: 'a', state: 'unknown', lastMarginMs: null }), ['unknown'], 'none'],
     ['held by the quarantine holder after a forced action', lease({ key: 'a', holder: 'leasehold:quarantine' }), ['quarantined'], 'good'],
+    ['a fenced lease in a quarantine that holds no token (ZooKeeper) is not unfenced', lease({ key: 'a', holder: 'leasehold:quarantine', token: null, fenced: true }), ['quarantined'], 'good'],
+    ['an unfenced lease in quarantine (ShedLock) stays unfenced', lease({ key: 'a', holder: 'leasehold:quarantine', token: null, fenced: false }), ['unfenced', 'quarantined'], 'good'],
     ['a holder that only looks like it is not quarantined', lease({ key: 'a', holder: 'leasehold:quarantine:x' }), [], 'good'],
   ] as const)('%s', (_name, input, problems, renewal) => {
     const health = leaseHealth(input);

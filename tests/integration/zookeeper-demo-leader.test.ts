@@ -64,6 +64,7 @@ describe('the demo fleet\'s ZooKeeper leader', () => {
     const a = member('server-a');
     await expect.poll(() => a.leading, { timeout: 10_000 }).not.toBeNull();
     const b = member('server-b');
+    await expect.poll(async () => (await read())?.candidates.length, { timeout: 10_000 }).toBe(1);
     const c = member('server-c');
     await expect.poll(async () => (await read())?.candidates.length, { timeout: 10_000 }).toBe(2);
     const first = (await read())!;

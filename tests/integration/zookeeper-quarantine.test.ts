@@ -56,6 +56,13 @@ describe('force-release with a quarantine on ZooKeeper', () => {
       const plan = await force.plan(request, AbortSignal.timeout(10_000));
       expect(plan.steps[0]!.statement).toContain('create(quarantine node, persistent)');
       const done = await force.execute(request, AbortSignal.timeout(10_000));
+      expect(done.newToken).toBeNull(); // the quarantine holds no token
+      // Nobody may add a child under the quarantine node (it could then not be deleted).
+      const zk = await zkClient(services.zookeeper);
+      const node = (done.detail as { quarantine: { node: string } }).quarantine.node;
+      const refused = await zk.create(`${node}/x`, Buffer.from('x')).catch((e: { code?: number }) => e.code);
+      zk.close();
+      expect(refused).toBe(zookeeper.Exception.NO_AUTH);
       const until = Date.parse((done.detail as { quarantine: { until: string } }).quarantine.until);
       const during = (await leaseAtPath(source, path))!;
       expect(during).toMatchObject({ holder: QUARANTINE_HOLDER, token: null, candidates: [{ holder: seen.candidates[0]!.holder, token: seen.candidates[0]!.token }] });

@@ -9,9 +9,9 @@
 //
 // The next candidate in line then holds it (Curator's waiters watch their predecessor), with
 // its own, higher czxid: ZooKeeper's zxid only rises across the ensemble, and every candidate
-// queued behind the holder was created after it. The new token reported is the delete's
-// zxid bound (the parent's pzxid after the delete): every node created afterwards has a higher
-// czxid. force-expire and force-release do the same: ZooKeeper cannot free a lock without a new
+// queued behind the holder was created after it. The new token reported is that czxid, or with
+// nobody queued the delete's zxid (the parent's pzxid after it), below every node created
+// afterwards; none with a quarantine, which holds no token. force-expire and force-release do the same: ZooKeeper cannot free a lock without a new
 // zxid. A Curator holder does not notice on its own until its session or its next check: its
 // writes must be fenced by czxid (docs/admin-actions.md).
 //
@@ -32,6 +32,8 @@ import { joinPath, leaseAt } from './read';
 type Found = { observation: NonNullable<Awaited<ReturnType<typeof leaseAt>>>; node: string; read: NodeData };
 
 const noWatch = () => {};
+/** The quarantine node's ACL: anyone may read it; nobody may change it or add a child, which would keep it from being deleted. */
+const READ_ONLY = [new zookeeper.ACL(zookeeper.Permission.READ, new zookeeper.Id('world', 'anyone'))];
 const NOT_NOTICED = 'The Curator holder does not notice on its own until its session ends or it next checks the lock: fence its writes by czxid.';
 
 function pathOf(config: ZookeeperSourceConfig, request: CheckedRequest): string {
@@ -79,7 +81,7 @@ async function execute(client: Client, path: string, request: CheckedRequest, si
   const quarantine = quarantinePath(path, found, request, now);
   try {
     const transaction = deleteAtVersion(client, nodePath, found.read.stat.version);
-    if (quarantine) transaction.create(quarantine, Buffer.from(QUARANTINE_HOLDER), zookeeper.CreateMode.PERSISTENT);
+    if (quarantine) transaction.create(quarantine, Buffer.from(QUARANTINE_HOLDER), READ_ONLY, zookeeper.CreateMode.PERSISTENT);
     await commit(transaction, signal, `deleting ${nodePath}`);
   } catch (error) {
     const code = (error as { code?: number } | null)?.code;
@@ -88,12 +90,15 @@ async function execute(client: Client, path: string, request: CheckedRequest, si
     }
     throw error;
   }
-  // The parent's pzxid is the zxid of the delete (or of a child created since): above every token granted before.
-  const parent = await dataOf(client, path, signal);
+  // The next holder's czxid (above the old one: it was queued behind it); with nobody queued,
+  // the parent's pzxid, the zxid of the delete, below every node created afterwards. A
+  // quarantine holds no token: the next holder's is compared with the forced holder's.
+  const parent = quarantine ? null : await dataOf(client, path, signal);
   const next = await find(client, path, signal);
+  const nextToken = next?.observation.token ?? null;
   return {
     previousToken: request.expectedToken,
-    newToken: (zxidOf(parent?.stat.pzxid) ?? next?.observation.token ?? null)?.toString() ?? null,
+    newToken: quarantine ? null : (nextToken ?? zxidOf(parent?.stat.pzxid))?.toString() ?? null,
     detail: {
       deleted: exactOf(nodePath),
       session: found.observation.detail?.session ?? null,
